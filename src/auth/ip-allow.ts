@@ -1,0 +1,42 @@
+/** IP allow lists (CIDR, IPv4 and IPv6) with ipaddr.js; an empty list allows everyone. */
+import ipaddr from 'ipaddr.js';
+import { ServiceError } from '../errors';
+
+/** Validates and canonicalizes CIDR texts; a bare address means that one host. */
+export function parseCidrList(items: string[], pointer: string): string[] {
+  return items.map((raw, i) => {
+    const text = raw.trim();
+    try {
+      if (text.includes('/')) {
+        const [addr, bits] = ipaddr.parseCIDR(text);
+        return `${addr.toString()}/${bits}`;
+      }
+      const addr = ipaddr.parse(text);
+      return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`;
+    } catch {
+      throw new ServiceError('validation_error', `Invalid CIDR: ${text}`, {
+        errors: [{ pointer: `${pointer}/${i}`, code: 'value_error.cidr', message: `${text} is not an IPv4 or IPv6 address or CIDR range` }],
+      });
+    }
+  });
+}
+
+/** IPv4-mapped IPv6 (::ffff:1.2.3.4, as Node reports IPv4 clients on dual-stack sockets) is matched as IPv4. */
+export function ipAllowed(remote: string, cidrs: string[]): boolean {
+  if (cidrs.length === 0) return true;
+  let addr: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    addr = ipaddr.process(remote);
+  } catch {
+    return false;
+  }
+  return cidrs.some((cidr) => {
+    try {
+      const [range, bits] = ipaddr.parseCIDR(cidr);
+      if (range.kind() !== addr.kind()) return false;
+      return addr.match([range, bits] as [ipaddr.IPv4 | ipaddr.IPv6, number]);
+    } catch {
+      return false;
+    }
+  });
+}

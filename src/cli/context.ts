@@ -1,0 +1,73 @@
+/**
+ * What every CLI command shares: the same configuration and store as the server (safe while it
+ * runs: SQLite WAL + busy timeout), and one output contract: with --json exactly one JSON object
+ * on stdout, exit 0; on failure {"code","detail"} and a non-zero exit.
+ */
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config/load';
+import { openDb, type Db } from '../store/db';
+import { asServiceError, ServiceError } from '../errors';
+import { requireInstance } from '../instances/instances';
+import type { InstanceRow } from '../store/instances';
+
+export interface CliContext {
+  config: Readonly<Config>;
+  db: Db;
+  now: number;
+  instance: (slug: string) => InstanceRow;
+}
+
+/** args: the positional arguments; o: the command's options (with the global ones). */
+type Action = (ctx: CliContext, args: string[], o: Record<string, unknown>) => unknown;
+
+function print(json: boolean, value: unknown): void {
+  if (json) process.stdout.write(`${JSON.stringify(value ?? {})}\n`);
+  else process.stdout.write(`${JSON.stringify(value ?? { ok: true }, null, 2)}\n`);
+}
+
+/** Wraps a command's action: opens the store, runs, prints, maps errors to {code, detail}. */
+export function run(fn: Action) {
+  return async (...raw: unknown[]): Promise<void> => {
+    const cmd = raw[raw.length - 1] as Command;
+    const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+    const json = Boolean(opts.json);
+    const args = raw.slice(0, -2) as string[];
+    let db: Db | undefined;
+    try {
+      const config = loadConfig();
+      db = openDb(config.dataDir);
+      const handle = db;
+      const ctx: CliContext = { config, db: handle, now: Date.now(), instance: (slug) => requireInstance(handle, slug) };
+      const result = await fn(ctx, args, opts);
+      print(json, result ?? { ok: true });
+    } catch (err) {
+      const e = err instanceof ServiceError ? err : asServiceError(err);
+      const detail = e.code === 'internal_error' ? (err as Error).message : e.detail;
+      const body: Record<string, unknown> = { code: e.code, detail, ...e.extras };
+      if (json) process.stdout.write(`${JSON.stringify(body)}\n`);
+      else process.stderr.write(`error: ${e.code}: ${detail}\n`);
+      process.exitCode = e.code === 'internal_error' ? 2 : 1;
+    } finally {
+      db?.close();
+    }
+  };
+}
+
+/** Commander option parsers that fail with the spec's validation_error. */
+export function intOption(name: string, { allowNone = false, min = 0 } = {}) {
+  return (value: string): number | null => {
+    if (allowNone && value === 'none') return null;
+    if (!/^\d+$/.test(value) || Number(value) < min) {
+      throw new ServiceError('validation_error', `--${name} must be an integer >= ${min}${allowNone ? ' or none' : ''}`, {
+        errors: [{ pointer: `/${name.replace(/-/g, '_')}`, code: 'int_parsing', message: `expected an integer, got ${value}` }],
+      });
+    }
+    return Number(value);
+  };
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+export const csv = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean);

@@ -1,0 +1,43 @@
+/** `npx estafeta <noun> <verb>`: the admin CLI (the spec's "dashboard"), CONTRACT §3. */
+import { Command, CommanderError } from 'commander';
+import { ServiceError } from '../errors';
+import { instanceCommands } from './instance';
+import { apikeyCommands } from './apikey';
+import { domainCommands } from './domain';
+import { senderCommands } from './sender';
+import { registerMoreCommands } from './more';
+
+export function buildProgram(): Command {
+  const program = new Command('estafeta')
+    .description('Estafeta admin CLI: uses the same configuration and data dir as the server')
+    .option('--json', 'print exactly one JSON object on stdout')
+    .exitOverride();
+  instanceCommands(program);
+  apikeyCommands(program);
+  domainCommands(program);
+  senderCommands(program);
+  registerMoreCommands(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  const json = argv.includes('--json');
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    // Option parsers throw ServiceError (validation_error); commander throws usage errors.
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return;
+      if (json) process.stdout.write(`${JSON.stringify({ code: 'validation_error', detail: err.message.replace(/^error: /, '') })}\n`);
+      process.exitCode = err.exitCode || 1;
+      return;
+    }
+    const e = err instanceof ServiceError ? err : new ServiceError('internal_error', (err as Error).message);
+    if (json) process.stdout.write(`${JSON.stringify({ code: e.code, detail: e.detail, ...e.extras })}\n`);
+    else process.stderr.write(`error: ${e.code}: ${e.detail}\n`);
+    process.exitCode = 1;
+  }
+}
+
+if (require.main === module) void main(process.argv);

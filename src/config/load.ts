@@ -1,0 +1,114 @@
+/**
+ * Configuration: config/default.json < the file named by $ESTAFETA_CONFIG < ESTAFETA_* environment.
+ * Declared and validated by schema/config.schema.json; returns a frozen object. Nothing else in
+ * the code reads process.env for configuration.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Ajv from 'ajv';
+import { projectRoot, schemaDir } from '../lib/paths';
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  httpPort: number;
+  smtpPort: number;
+  smtpsPort: number | null;
+  mxPort: number;
+  hostname: string;
+  publicUrl: string;
+  dnsServers: string[];
+  deliveryPort: number;
+  relay: string | null;
+  retryDelays: number[];
+  maxQueueAge: number;
+  tlsCert: string | null;
+  tlsKey: string | null;
+  smtpAllowInsecureAuth: boolean;
+  logLevel: string;
+  deliveryConcurrency: number;
+  destinationConcurrency: number;
+  shutdownTimeout: number;
+}
+
+type Kind = 'string' | 'int' | 'intOrOff' | 'list' | 'intList' | 'bool';
+/** Environment name → config key and how to parse its text. The README lists the same table. */
+export const envKeys: Record<string, [keyof Config, Kind]> = {
+  ESTAFETA_DATA_DIR: ['dataDir', 'string'],
+  ESTAFETA_HOST: ['host', 'string'],
+  ESTAFETA_HTTP_PORT: ['httpPort', 'int'],
+  ESTAFETA_SMTP_PORT: ['smtpPort', 'int'],
+  ESTAFETA_SMTPS_PORT: ['smtpsPort', 'intOrOff'],
+  ESTAFETA_MX_PORT: ['mxPort', 'int'],
+  ESTAFETA_HOSTNAME: ['hostname', 'string'],
+  ESTAFETA_PUBLIC_URL: ['publicUrl', 'string'],
+  ESTAFETA_DNS_SERVERS: ['dnsServers', 'list'],
+  ESTAFETA_DELIVERY_PORT: ['deliveryPort', 'int'],
+  ESTAFETA_RELAY: ['relay', 'string'],
+  ESTAFETA_RETRY_DELAYS: ['retryDelays', 'intList'],
+  ESTAFETA_MAX_QUEUE_AGE: ['maxQueueAge', 'int'],
+  ESTAFETA_TLS_CERT: ['tlsCert', 'string'],
+  ESTAFETA_TLS_KEY: ['tlsKey', 'string'],
+  ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: ['smtpAllowInsecureAuth', 'bool'],
+  ESTAFETA_LOG_LEVEL: ['logLevel', 'string'],
+  ESTAFETA_DELIVERY_CONCURRENCY: ['deliveryConcurrency', 'int'],
+  ESTAFETA_DESTINATION_CONCURRENCY: ['destinationConcurrency', 'int'],
+  ESTAFETA_SHUTDOWN_TIMEOUT: ['shutdownTimeout', 'int'],
+};
+
+export class ConfigError extends Error {}
+
+function parseEnv(name: string, raw: string, kind: Kind): unknown {
+  const text = raw.trim();
+  const int = (s: string): number => {
+    if (!/^-?\d+$/.test(s.trim())) throw new ConfigError(`${name}: "${raw}" is not an integer`);
+    return Number(s);
+  };
+  switch (kind) {
+    case 'string': return text === '' || text === 'off' ? null : text;
+    case 'int': return int(text);
+    case 'intOrOff': return text === '' || text === 'off' ? null : int(text);
+    case 'list': return text === '' ? [] : text.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'intList': return text.split(',').map(int);
+    case 'bool':
+      if (/^(true|1|yes)$/i.test(text)) return true;
+      if (/^(false|0|no|)$/i.test(text)) return false;
+      throw new ConfigError(`${name}: "${raw}" is not a boolean`);
+  }
+}
+
+function readJson(file: string): Record<string, unknown> {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Readonly<Config> {
+  const merged: Record<string, unknown> = { ...readJson(path.join(projectRoot, 'config', 'default.json')) };
+  if (env.ESTAFETA_CONFIG) Object.assign(merged, readJson(path.resolve(cwd, env.ESTAFETA_CONFIG)));
+  for (const [name, [key, kind]] of Object.entries(envKeys)) {
+    const raw = env[name];
+    if (raw !== undefined) merged[key] = parseEnv(name, raw, kind);
+  }
+  const schema = readJson(path.join(schemaDir, 'config.schema.json'));
+  const ajv = new Ajv({ useDefaults: true, allErrors: true });
+  const validate = ajv.compile(schema);
+  if (!validate(merged)) {
+    const e = validate.errors?.[0];
+    throw new ConfigError(`invalid configuration at ${e?.instancePath || '/'}: ${e?.message ?? 'invalid'}`);
+  }
+  const c = merged as unknown as Config;
+  if (c.hostname === null) c.hostname = os.hostname();
+  c.hostname = c.hostname.toLowerCase();
+  c.dataDir = path.resolve(cwd, c.dataDir);
+  if (c.publicUrl === null) {
+    const host = c.host.includes(':') ? `[${c.host}]` : c.host;
+    c.publicUrl = `http://${host}:${c.httpPort}`;
+  }
+  c.publicUrl = c.publicUrl.replace(/\/+$/, '');
+  if (c.relay !== null && !/^smtps?:\/\//.test(c.relay)) throw new ConfigError('ESTAFETA_RELAY must be smtp://[user:pass@]host:port');
+  return Object.freeze(c);
+}

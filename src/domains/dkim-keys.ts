@@ -1,0 +1,35 @@
+/**
+ * DKIM key pairs: two per domain (s1 active, s2 standby), RSA-2048, stored in the store under
+ * the data dir and never returned by the API. Rotation makes the standby active and replaces the
+ * old active with a fresh standby: mail is signed at delivery with whichever is active then.
+ */
+import crypto from 'node:crypto';
+import type { Db } from '../store/db';
+import { dkimKeys, setActiveSelector, upsertDkimKey, type DkimKeyRow } from '../store/domains';
+
+export type Selector = 's1' | 's2';
+
+export function generateKeyPair(): { privateKey: string; publicKey: string } {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const spki = publicKey.export({ type: 'spki', format: 'der' });
+  return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: spki.toString('base64') };
+}
+
+export function createDomainKeys(db: Db, domainId: number, at: number): void {
+  for (const selector of ['s1', 's2'] as const) {
+    upsertDkimKey(db, domainId, { selector, ...generateKeyPair(), active: selector === 's1', at });
+  }
+}
+
+export function rotateDomainKeys(db: Db, domainId: number, at: number): void {
+  const keys = dkimKeys(db, domainId);
+  const active = keys.find((k) => k.is_active)?.selector ?? 's1';
+  const next: Selector = active === 's1' ? 's2' : 's1';
+  db.transaction(() => {
+    setActiveSelector(db, domainId, next);
+    upsertDkimKey(db, domainId, { selector: active, ...generateKeyPair(), active: false, at });
+  })();
+}
+
+/** The TXT value published at a selector's CNAME target. */
+export const dkimTxt = (key: Pick<DkimKeyRow, 'public_key'>): string => `v=DKIM1; k=rsa; p=${key.public_key}`;

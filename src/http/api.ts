@@ -1,0 +1,83 @@
+/**
+ * The endpoint registry: every /v1 route is declared here with its scope, schemas and errors, so
+ * that authorization and /openapi.json come from the same declaration as the handler.
+ */
+import Router, { type RouterContext } from '@koa/router';
+import type Koa from 'koa';
+import type { ErrorCode } from '../errors';
+import { ServiceError } from '../errors';
+import { authorize, type Principal, type Scope } from '../auth/api-keys';
+import type { PageRequest } from '../store/page';
+import type { Page } from '../store/page';
+
+export interface AppState { requestId: string; traceId: string; principal?: Principal }
+export type Ctx = RouterContext<AppState>;
+
+export interface Endpoint {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Koa router syntax: /v1/domains/:id */
+  path: string;
+  summary: string;
+  tag: string;
+  /** null: any valid credentials; undefined never (every /v1 route names its scope). */
+  scope: Scope | null;
+  /** $id of the query-parameter schema (object of named parameters). */
+  query?: string;
+  /** $id of the request body schema. */
+  body?: string;
+  /** $id of the response schema; `list` wraps it in the collection envelope. */
+  response?: { status: number; schema?: string; list?: boolean; headers?: string[] };
+  errors?: ErrorCode[];
+  /** Path parameters and their types, for the OpenAPI document. */
+  params?: Record<string, 'integer' | 'string'>;
+}
+
+export type Handler = (ctx: Ctx, principal: Principal) => Promise<void> | void;
+
+export class Api {
+  readonly router = new Router<AppState>();
+  readonly endpoints: Endpoint[] = [];
+
+  add(ep: Endpoint, ...handlers: [...Koa.Middleware<AppState>[], Handler]): void {
+    this.endpoints.push(ep);
+    const handler = handlers.pop() as Handler;
+    const middleware = handlers as Koa.Middleware<AppState>[];
+    this.router[ep.method](ep.path, async (ctx: Ctx, next: Koa.Next) => {
+      const principal = ctx.state.principal;
+      if (!principal) throw new Error(`route ${ep.path} reached without a principal`);
+      authorize(principal, ep.scope, ctx.ip);
+      await next();
+    }, ...middleware, async (ctx: Ctx) => {
+      await handler(ctx, ctx.state.principal as Principal);
+    });
+  }
+}
+
+/** Path ids are integers; anything else is a 422 naming the parameter (spec: no 400 on paths). */
+export function intParam(ctx: Ctx, name: string): number {
+  const raw = ctx.params[name];
+  if (!/^\d{1,15}$/.test(raw ?? '')) {
+    throw new ServiceError('validation_error', `Path parameter ${name} must be a positive integer.`, {
+      errors: [{ pointer: `/${name}`, code: 'int_parsing', message: 'Input should be a valid integer' }],
+    });
+  }
+  return Number(raw);
+}
+
+export function pageOf(q: { page?: number; page_size?: number }, defaultSize = 20): PageRequest {
+  return { page: q.page ?? 1, pageSize: q.page_size ?? defaultSize };
+}
+
+/** The collection envelope (spec, Pagination). */
+export function collection<T>(page: Page<T>) {
+  return {
+    data: page.items,
+    pagination: {
+      page: page.page,
+      page_size: page.pageSize,
+      has_more: page.hasMore,
+      total_items: page.totalItems,
+      total_pages: page.totalItems === null ? null : Math.ceil(page.totalItems / page.pageSize),
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * The HTTP door: Koa app = request id → problem+json → metrics → public paths → /v1 auth →
+ * resource routes → 405/404 for whatever matched no route.
+ */
+import Koa from 'koa';
+import { Api, type AppState } from './api';
+import type { HttpDeps } from './deps';
+import { requestId } from './middleware/request-id';
+import { problem } from './middleware/problem';
+import { authenticateV1 } from './middleware/authenticate';
+import { registerRoutes } from './routes';
+import { publicRoutes } from './routes/public';
+import { buildOpenApi } from './openapi';
+import { ServiceError } from '../errors';
+import type { Metrics } from '../lib/metrics';
+
+export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<AppState>; api: Api } {
+  const app = new Koa<AppState>();
+  const api = new Api();
+  registerRoutes(api, deps);
+  let openapi: unknown;
+  const pub = publicRoutes({ ...deps, openapi: () => (openapi ??= buildOpenApi(api.endpoints, deps.config.publicUrl)), metrics: deps.metrics.render });
+
+  app.use(requestId());
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      deps.metrics.httpRequests.inc({ method: ctx.method, status: String(ctx.status) });
+    }
+  });
+  app.use(problem(deps.log));
+  app.use(pub.routes());
+  app.use(authenticateV1(deps.db));
+  app.use(api.router.routes());
+  app.use(async (ctx) => {
+    const methods = new Set<string>();
+    for (const router of [api.router, pub]) {
+      const m = router.match(ctx.path, ctx.method);
+      if (m.route) return; // a route answered
+      for (const layer of m.path) for (const method of layer.methods) methods.add(method);
+    }
+    if (methods.size > 0) {
+      const allow = [...methods].join(', ');
+      throw new ServiceError('method_not_allowed', `Method ${ctx.method} is not allowed here; use ${allow}.`, {}, { Allow: allow });
+    }
+    throw new ServiceError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
+  });
+  // Errors are answered by problem(); this only silences Koa's default stderr print.
+  app.on('error', () => undefined);
+  return { app, api };
+}

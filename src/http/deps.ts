@@ -1,0 +1,12 @@
+/** What the HTTP door is given by main.ts: the store and the pipeline services it calls. */
+import type { Db } from '../store/db';
+import type { Config } from '../config/load';
+import type { Logger } from '../lib/log';
+
+export interface HttpDeps {
+  db: Db;
+  config: Readonly<Config>;
+  log: Logger;
+  /** true once every listener is up and the store is open (GET /healthz). */
+  isReady: () => boolean;
+}

@@ -1,0 +1,38 @@
+/**
+ * The one error path of the HTTP door (first middleware after request-id): every thrown error
+ * becomes RFC 9457 problem+json from the catalog. A 500 says nothing but its trace_id; the real
+ * error is logged here, once.
+ */
+import type Koa from 'koa';
+import { asServiceError, catalog, generic } from '../../errors';
+import type { Logger } from '../../lib/log';
+import type { AppState } from '../api';
+
+export const problemTypeBase = 'https://estafeta.dev/problems/';
+
+export function problem(log: Logger): Koa.Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const e = asServiceError(err);
+      if (e.code === 'internal_error') {
+        log.error({ err, trace_id: ctx.state.traceId, request_id: ctx.state.requestId, path: ctx.path }, 'http.internal_error');
+      }
+      const { status, title } = catalog[e.code];
+      ctx.status = status;
+      for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
+      ctx.type = 'application/problem+json';
+      const detail = e.code === 'internal_error' ? generic.internal_error : e.detail;
+      ctx.body = {
+        type: problemTypeBase + e.code.replace(/_/g, '-'),
+        title,
+        status,
+        detail,
+        code: e.code,
+        trace_id: ctx.state.traceId,
+        ...e.extras,
+      };
+    }
+  };
+}

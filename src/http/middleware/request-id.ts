@@ -1,0 +1,16 @@
+/** X-Request-Id on every response: the client's (when sane) or a new UUID; a trace id per request. */
+import crypto from 'node:crypto';
+import type Koa from 'koa';
+import type { AppState } from '../api';
+
+const sane = /^[\x21-\x7e]{1,200}$/;
+
+export function requestId(): Koa.Middleware<AppState> {
+  return async (ctx, next) => {
+    const given = ctx.get('X-Request-Id');
+    ctx.state.requestId = sane.test(given) ? given : crypto.randomUUID();
+    ctx.state.traceId = crypto.randomBytes(16).toString('hex');
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    await next();
+  };
+}

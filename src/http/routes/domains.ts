@@ -1,0 +1,24 @@
+/** GET /v1/domains, /v1/domains/{id}, /v1/domains/{domain_name}/status. */
+import { Api, collection, intParam, pageOf } from '../api';
+import type { HttpDeps } from '../deps';
+import { validateQuery } from '../../lib/schemas';
+import { listDomains, presentDomain, presentDomainPage, requireDomain, requireDomainByName } from '../../domains/domains';
+
+export function domainRoutes(api: Api, { db, config }: HttpDeps): void {
+  api.add({ method: 'get', path: '/v1/domains', summary: 'List domains', tag: 'Domains', scope: 'domains:read', query: 'DomainsQuery',
+    response: { status: 200, schema: 'Domain', list: true } }, (ctx, p) => {
+    const q = validateQuery<{ page?: number; page_size?: number; domain?: string; is_verified?: boolean }>('DomainsQuery', ctx.query);
+    ctx.body = collection(presentDomainPage(listDomains(db, p.instance.id, q, pageOf(q)), config.hostname));
+  });
+
+  api.add({ method: 'get', path: '/v1/domains/:id', summary: 'Domain detail', tag: 'Domains', scope: 'domains:read', params: { id: 'integer' },
+    response: { status: 200, schema: 'Domain' }, errors: ['domain_not_found', 'validation_error'] }, (ctx, p) => {
+    ctx.body = presentDomain(requireDomain(db, p.instance.id, intParam(ctx, 'id')), config.hostname);
+  });
+
+  api.add({ method: 'get', path: '/v1/domains/:domain_name/status', summary: 'Light status of a domain by name', tag: 'Domains', scope: 'domains:read',
+    params: { domain_name: 'string' }, response: { status: 200, schema: 'DomainStatus' }, errors: ['domain_not_found'] }, (ctx, p) => {
+    const d = presentDomain(requireDomainByName(db, p.instance.id, ctx.params.domain_name), config.hostname);
+    ctx.body = { id: d.id, domain: d.domain, is_verified: d.is_verified };
+  });
+}

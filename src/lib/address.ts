@@ -1,0 +1,45 @@
+/**
+ * Domain names and mail addresses in canonical form: lowercase domain, no trailing dot,
+ * internationalized names in ASCII (punycode) form. Returns null for anything invalid, so each
+ * door can say it its own way (422 pointer, SMTP 501).
+ */
+import { domainToASCII } from 'node:url';
+
+const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+export function normalizeDomain(input: string): string | null {
+  let d = input.trim().toLowerCase();
+  if (d.endsWith('.')) d = d.slice(0, -1);
+  if (!d || d.length > 253) return null;
+  // domainToASCII returns '' for names it cannot convert.
+  const ascii = /^[\x00-\x7f]*$/.test(d) ? d : domainToASCII(d);
+  if (!ascii) return null;
+  const labels = ascii.split('.');
+  if (labels.length < 2 || !labels.every((l) => label.test(l))) return null;
+  if (/^\d+$/.test(labels[labels.length - 1])) return null;
+  return ascii;
+}
+
+// RFC 5321 dot-atom local part (quoted local parts are refused: nobody sends from them and
+// they are a classic source of header injection).
+const localPart = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uffff-]+)*$/;
+
+export function normalizeEmail(input: string): string | null {
+  const text = input.trim();
+  if (text.length > 254 || /[\r\n\s<>]/.test(text)) return null;
+  const at = text.lastIndexOf('@');
+  if (at <= 0 || at === text.length - 1) return null;
+  const local = text.slice(0, at);
+  if (local.length > 64 || !localPart.test(local)) return null;
+  const domain = normalizeDomain(text.slice(at + 1));
+  if (!domain) return null;
+  return `${local}@${domain}`;
+}
+
+export function domainOf(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1);
+}
+
+/** The sandbox suffix: its names are provisioned with an instance and never relayed. */
+export const sandboxSuffix = 'sandbox.test';
+export const isSandboxDomain = (domain: string): boolean => domain === sandboxSuffix || domain.endsWith(`.${sandboxSuffix}`);

@@ -1,0 +1,114 @@
+/**
+ * The JSON Schemas of schema/ loaded once into one ajv: the same documents validate requests at
+ * run time and build /openapi.json. ajv errors become the spec's 422 items (pointer, code,
+ * message, params) here, in one place.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { schemaDir } from './paths';
+import { ServiceError, type FieldError } from '../errors';
+
+export type SchemaDoc = Record<string, unknown> & { $id: string };
+
+function readSchemas(dir: string): SchemaDoc[] {
+  const out: SchemaDoc[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...readSchemas(full));
+    else if (entry.name.endsWith('.json') && entry.name !== 'config.schema.json') {
+      out.push(JSON.parse(fs.readFileSync(full, 'utf8')) as SchemaDoc);
+    }
+  }
+  return out;
+}
+
+export const schemaDocs: SchemaDoc[] = readSchemas(schemaDir);
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: coerce ? 'array' : false });
+  addFormats(ajv);
+  for (const s of schemaDocs) ajv.addSchema(s);
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+// Query strings are text: coerce "2" → 2, "true" → true; what cannot be coerced is malformed.
+const queryAjv = makeAjv(true);
+
+function compiled(ajv: Ajv, id: string): ValidateFunction {
+  const v = ajv.getSchema(id);
+  if (!v) throw new Error(`schema ${id} is not loaded`);
+  return v;
+}
+
+const typeCodes: Record<string, string> = { integer: 'int_parsing', number: 'float_parsing', boolean: 'bool_parsing', string: 'string_type', array: 'list_type', object: 'dict_type', null: 'none_required' };
+
+export function toFieldError(e: ErrorObject): FieldError {
+  const p = e.params as Record<string, unknown>;
+  let pointer = e.instancePath;
+  let code: string;
+  let message = e.message ?? 'is invalid';
+  let params: Record<string, unknown> = {};
+  switch (e.keyword) {
+    case 'required':
+      pointer = `${e.instancePath}/${String(p.missingProperty).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      code = 'missing';
+      message = 'Field required';
+      break;
+    case 'additionalProperties':
+      pointer = `${e.instancePath}/${String(p.additionalProperty)}`;
+      code = 'extra_forbidden';
+      message = 'Extra inputs are not permitted';
+      break;
+    case 'maxLength': code = 'string_too_long'; params = { max_length: p.limit }; break;
+    case 'minLength': code = 'string_too_short'; params = { min_length: p.limit }; break;
+    case 'pattern': code = 'string_pattern_mismatch'; params = { pattern: p.pattern }; break;
+    case 'type': code = typeCodes[String(Array.isArray(p.type) ? p.type[0] : p.type)] ?? 'type_error'; params = { expected: p.type }; break;
+    case 'enum': code = 'enum'; params = { expected: (p.allowedValues as unknown[]).map(String).join(', ') }; break;
+    case 'const': code = 'literal_error'; params = { expected: p.allowedValue }; break;
+    case 'format': code = `value_error.${String(p.format)}`; params = { format: p.format }; break;
+    case 'minItems': code = 'too_short'; params = { min_length: p.limit }; break;
+    case 'maxItems': code = 'too_long'; params = { max_length: p.limit }; break;
+    case 'maxProperties': code = 'too_long'; params = { max_length: p.limit }; break;
+    case 'minimum': code = 'greater_than_equal'; params = { ge: p.limit }; break;
+    case 'maximum': code = 'less_than_equal'; params = { le: p.limit }; break;
+    case 'exclusiveMinimum': code = 'greater_than'; params = { gt: p.limit }; break;
+    case 'exclusiveMaximum': code = 'less_than'; params = { lt: p.limit }; break;
+    case 'uniqueItems': code = 'value_error.unique'; break;
+    default: code = 'value_error';
+  }
+  const item: FieldError = { pointer, code, message };
+  if (Object.keys(params).length) item.params = params;
+  return item;
+}
+
+/** One item per field: ajv can report several keywords for one pointer (anyOf branches). */
+function fieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of errors ?? []) {
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
+    const item = toFieldError(e);
+    if (seen.has(item.pointer)) continue;
+    seen.add(item.pointer);
+    out.push(item);
+  }
+  return out;
+}
+
+/** Validates a request body: 422 validation_error with errors[] on failure. */
+export function validateBody<T>(id: string, data: unknown): T {
+  const v = compiled(bodyAjv, id);
+  if (!v(data)) throw new ServiceError('validation_error', 'The request body does not satisfy the schema.', { errors: fieldErrors(v.errors) });
+  return data as T;
+}
+
+/** Validates (and coerces) query parameters: 400 malformed_request on failure (spec, Errors). */
+export function validateQuery<T>(id: string, query: Record<string, unknown>): T {
+  const copy: Record<string, unknown> = { ...query };
+  const v = compiled(queryAjv, id);
+  if (!v(copy)) throw new ServiceError('malformed_request', 'A query parameter is malformed.', { errors: fieldErrors(v.errors) });
+  return copy as T;
+}
