@@ -1,6 +1,7 @@
 /**
- * The composition root: config → store → doors → delivery loop, and the graceful stop in the
- * reverse order. main.ts runs it as a process; integration tests run it in-process on port 0.
+ * The composition root: config → store → spool → pipeline → doors → delivery loop, and the
+ * graceful stop in the reverse order. main.ts runs it as a process; integration tests run it
+ * in-process on port 0.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,13 +10,19 @@ import type { Config } from './config/load';
 import { createLogger, type Logger } from './lib/log';
 import { createMetrics } from './lib/metrics';
 import { createApp } from './http/app';
+import { openSpool } from './spool/spool';
+import { createAccept } from './accept/accept';
+import { createDelivery, type Delivery } from './delivery';
+import { startSubmission, type Listener } from './smtp/submission';
+import { startMx } from './smtp/mx';
 
 export interface RunningService {
   config: Readonly<Config>;
   db: Db;
   log: Logger;
-  /** Bound addresses (port 0 in the config becomes the real port here). */
-  ports: { http: number };
+  delivery: Delivery;
+  /** Bound ports (port 0 in the config becomes the real port here); smtps/mx absent when off. */
+  ports: { http: number; smtp?: number; smtps?: number; mx?: number };
   stop: () => Promise<void>;
 }
 
@@ -29,18 +36,29 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
   });
 }
 
-const fmt = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
+export const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
 
 export async function startService(config: Readonly<Config>, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const db = openDb(config.dataDir);
+  const spool = openSpool(config.dataDir);
   const metrics = createMetrics();
+  const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool });
+  const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, onQueued: () => delivery.wake() });
   let ready = false;
-  const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, metrics });
+  const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, metrics, accept, spool, delivery });
 
   const httpServer = http.createServer(app.callback());
   httpServer.keepAliveTimeout = 5000;
   const httpAddr = await listen(httpServer, config.httpPort, config.host);
-  log.info({ event: 'listener.ready', listener: 'http', address: fmt(httpAddr) }, `http listening on ${fmt(httpAddr)}`);
+  log.info({ event: 'listener.ready', listener: 'http', address: formatAddress(httpAddr) }, `http listening on ${formatAddress(httpAddr)}`);
+
+  const listeners: Listener[] = [
+    ...(await startSubmission({ db, config, log: log.child({ component: 'submission' }), accept })),
+    ...(await startMx({ db, config, log: log.child({ component: 'mx' }) })),
+  ];
+  const ports: RunningService['ports'] = { http: httpAddr.port };
+  for (const l of listeners) ports[l.name as 'smtp' | 'smtps' | 'mx'] = l.port;
+  delivery.start();
   ready = true;
 
   let stopping: Promise<void> | undefined;
@@ -49,10 +67,11 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
       ready = false;
       const deadline = setTimeout(() => httpServer.closeAllConnections(), config.shutdownTimeout * 1000);
       deadline.unref();
-      await new Promise<void>((resolve) => {
+      const httpClosed = new Promise<void>((resolve) => {
         httpServer.close(() => resolve());
         httpServer.closeIdleConnections();
       });
+      await Promise.all([httpClosed, ...listeners.map((l) => l.close()), delivery.stop()]);
       clearTimeout(deadline);
       db.close();
       log.info({ event: 'service.stopped' }, 'stopped');
@@ -60,5 +79,5 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
     return stopping;
   };
 
-  return { config, db, log, ports: { http: httpAddr.port }, stop };
+  return { config, db, log, delivery, ports, stop };
 }

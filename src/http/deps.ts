@@ -2,6 +2,9 @@
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
+import type { Accept } from '../accept/types';
+import type { Spool } from '../spool/spool';
+import type { Delivery } from '../delivery';
 
 export interface HttpDeps {
   db: Db;
@@ -9,4 +12,7 @@ export interface HttpDeps {
   log: Logger;
   /** true once every listener is up and the store is open (GET /healthz). */
   isReady: () => boolean;
+  accept: Accept;
+  spool: Spool;
+  delivery: Delivery;
 }

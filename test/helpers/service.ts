@@ -10,7 +10,6 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config/load';
 import { createLogger } from '../../src/lib/log';
 import { startService, type RunningService } from '../../src/service';
-import { projectRoot } from '../../src/lib/paths';
 
 export interface TapLike { teardown: (fn: () => unknown) => void }
 
@@ -40,6 +39,7 @@ export function tempDir(prefix = 'estafeta-test-'): string {
 }
 
 let slugCounter = 0;
+const cliMain = path.join(__dirname, '..', '..', 'src', 'cli', 'main.js');
 
 export async function startTestService(t: TapLike, env: Record<string, string> = {}): Promise<TestService> {
   const dataDir = env.ESTAFETA_DATA_DIR ?? tempDir();
@@ -105,7 +105,8 @@ export async function startTestService(t: TapLike, env: Record<string, string> =
 /** Runs the real CLI (bin/estafeta.js → dist) with the given environment; parses --json output. */
 export function runCli<T = any>(env: Record<string, string>, args: string[]): Promise<CliResult<T>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(projectRoot, 'bin', 'estafeta.js'), ...args], {
+    // The CLI compiled next to this helper (dist*/src/cli/main.js): bin/estafeta.js runs the same file.
+    const child = spawn(process.execPath, [cliMain, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
