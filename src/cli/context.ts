@@ -55,8 +55,9 @@ export function run(fn: Action) {
 
 /** Commander option parsers that fail with the spec's validation_error. */
 export function intOption(name: string, { allowNone = false, min = 0 } = {}) {
-  return (value: string): number | null => {
-    if (allowNone && value === 'none') return null;
+  // 'none' travels as the string (commander turns a parser's null into ''); see noneToNull.
+  return (value: string): number | 'none' => {
+    if (allowNone && value === 'none') return 'none';
     if (!/^\d+$/.test(value) || Number(value) < min) {
       throw new ServiceError('validation_error', `--${name} must be an integer >= ${min}${allowNone ? ' or none' : ''}`, {
         errors: [{ pointer: `/${name.replace(/-/g, '_')}`, code: 'int_parsing', message: `expected an integer, got ${value}` }],
@@ -64,6 +65,12 @@ export function intOption(name: string, { allowNone = false, min = 0 } = {}) {
     }
     return Number(value);
   };
+}
+
+/** An option parsed by intOption: 'none' means no limit (null), absent means unchanged. */
+export function noneToNull(v: unknown): number | null | undefined {
+  if (v === undefined) return undefined;
+  return v === 'none' ? null : (v as number);
 }
 
 export function collect(value: string, previous: string[] = []): string[] {

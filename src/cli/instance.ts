@@ -1,6 +1,6 @@
 /** estafeta instance create | disable | enable | limits */
 import type { Command } from 'commander';
-import { csv, intOption, run } from './context';
+import { csv, intOption, noneToNull, run } from './context';
 import { createInstance, presentInstance, presentLimits, updateLimits, type LimitsInput } from '../instances/instances';
 import { setInstanceActive } from '../store/instances';
 import { ServiceError } from '../errors';
@@ -38,13 +38,13 @@ export function instanceCommands(program: Command): void {
   limits.action(run((ctx, [slug], o) => {
     const i = ctx.instance(slug);
     const input: LimitsInput = {
-      sendLimit: o.sendLimit as number | null | undefined,
+      sendLimit: noneToNull(o.sendLimit),
       sendCycleDays: o.sendCycleDays as number | undefined,
-      maxDomains: o.maxDomains as number | null | undefined,
-      maxSenders: o.maxSenders as number | null | undefined,
+      maxDomains: noneToNull(o.maxDomains),
+      maxSenders: noneToNull(o.maxSenders),
       attachmentMaxBytes: o.attachmentMaxBytes as number | undefined,
-      bandwidthBytesPerSecond: o.bandwidthBytesPerSecond as number | null | undefined,
-      bandwidthBurstBytes: o.bandwidthBurstBytes as number | null | undefined,
+      bandwidthBytesPerSecond: noneToNull(o.bandwidthBytesPerSecond),
+      bandwidthBurstBytes: noneToNull(o.bandwidthBurstBytes),
     };
     if (typeof o.ipAllow === 'string') input.ipAllow = o.ipAllow === 'none' ? [] : csv(o.ipAllow);
     if (o.subscription !== undefined) {

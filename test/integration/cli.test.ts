@@ -1,0 +1,71 @@
+import t from 'tap';
+import { startTestService } from '../helpers/service';
+
+t.test('instance create provisions the sandbox, the purposes and the system fields', async (t) => {
+  const s = await startTestService(t);
+  const created = await s.cli('instance', 'create', 'Acme-1', '--name', 'Acme', '--timezone', 'America/Santiago', '--json');
+  t.equal(created.code, 0);
+  t.match(created.json, { slug: 'acme-1', name: 'Acme', timezone: 'America/Santiago', is_active: true, sandbox_domain: 'acme-1.sandbox.test', sandbox_sender: 'sandbox@acme-1.sandbox.test' });
+  t.equal(created.stdout.trim().split('\n').length, 1, 'exactly one JSON object');
+  const db = s.svc.db;
+  const purposes = db.prepare('SELECT code FROM consent_purposes WHERE instance_id = ? ORDER BY code').all(created.json.id);
+  t.same(purposes, [{ code: 'marketing' }, { code: 'newsletter' }]);
+  const fields = db.prepare('SELECT field_key FROM fields WHERE instance_id = ? AND is_system = 1 ORDER BY field_key').all(created.json.id);
+  t.same(fields.map((f) => (f as { field_key: string }).field_key), ['ADDRESS', 'EMAIL', 'FIRST_NAME', 'LAST_NAME', 'PHONE', 'UNIQUECODE']);
+  const domain = db.prepare('SELECT is_sandbox, mx_status FROM domains WHERE instance_id = ?').get(created.json.id);
+  t.same(domain, { is_sandbox: 1, mx_status: 'verified' });
+});
+
+t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
+  const s = await startTestService(t);
+  const cases: Array<[string[], string]> = [
+    [['instance', 'create', 'bad slug!'], 'validation_error'],
+    [['instance', 'create', 'tz', '--timezone', 'Mars/Olympus'], 'validation_error'],
+    [['instance', 'disable', 'nobody'], 'instance_not_found'],
+    [['apikey', 'create', 'nobody'], 'instance_not_found'],
+    [['instance', 'limits', 'nobody', '--send-limit', '5'], 'instance_not_found'],
+  ];
+  for (const [args, code] of cases) {
+    const r = await s.cli(...args, '--json');
+    t.not(r.code, 0, args.join(' '));
+    t.equal(r.json.code, code, args.join(' '));
+    t.type(r.json.detail, 'string');
+  }
+  await s.cli('instance', 'create', 'dup', '--json');
+  t.equal((await s.cli('instance', 'create', 'dup', '--json')).json.code, 'instance_already_exists');
+  const badLimit = await s.cli('instance', 'limits', 'dup', '--send-limit', 'lots', '--json');
+  t.equal(badLimit.json.code, 'validation_error');
+  const badCidr = await s.cli('instance', 'limits', 'dup', '--ip-allow', '10.0.0.0/99', '--json');
+  t.equal(badCidr.json.code, 'validation_error');
+  const badSub = await s.cli('instance', 'limits', 'dup', '--subscription', 'maybe', '--json');
+  t.equal(badSub.json.code, 'validation_error');
+});
+
+t.test('instance limits shows and changes the limits, with the defaults of CONTRACT §6', async (t) => {
+  const s = await startTestService(t);
+  await s.cli('instance', 'create', 'lim', '--json');
+  const shown = await s.cli('instance', 'limits', 'lim', '--json');
+  t.same(shown.json, {
+    slug: 'lim', send_limit: null, send_cycle_days: 30, max_domains: null, max_senders: null, attachment_max_bytes: 1048576,
+    bandwidth_bytes_per_second: null, bandwidth_burst_bytes: null, ip_allow: [], subscription: 'active', scoped_keys: 'allowed',
+  });
+  const changed = await s.cli('instance', 'limits', 'lim', '--send-limit', '100', '--send-cycle-days', '7', '--attachment-max-bytes', '2048',
+    '--bandwidth-bytes-per-second', '1000', '--bandwidth-burst-bytes', '5000', '--ip-allow', '10.0.0.0/8,2001:db8::/32', '--subscription', 'inactive', '--json');
+  t.match(changed.json, { send_limit: 100, send_cycle_days: 7, attachment_max_bytes: 2048, bandwidth_bytes_per_second: 1000, bandwidth_burst_bytes: 5000,
+    ip_allow: ['10.0.0.0/8', '2001:db8::/32'], subscription: 'inactive' });
+  const reset = await s.cli('instance', 'limits', 'lim', '--send-limit', 'none', '--ip-allow', 'none', '--json');
+  t.match(reset.json, { send_limit: null, ip_allow: [] });
+});
+
+t.test('sender add on the sandbox domain and on an unverified domain', async (t) => {
+  const s = await startTestService(t);
+  const { slug } = await s.tenant();
+  const ok = await s.cli('sender', 'add', slug, `news@${slug}.sandbox.test`, '--name', 'News', '--consent', 'marketing:opt_in', '--json');
+  t.equal(ok.code, 0);
+  t.match(ok.json, { email_address: `news@${slug}.sandbox.test`, name: 'News', domain_is_verified: true, is_consent_required: true });
+  t.equal((await s.cli('sender', 'add', slug, `news@${slug}.sandbox.test`, '--json')).json.code, 'sender_already_exists');
+  t.equal((await s.cli('domain', 'add', slug, 'Brand.Example.', '--json')).json.domain, 'brand.example');
+  t.equal((await s.cli('sender', 'add', slug, 'hi@brand.example', '--json')).json.code, 'domain_not_verified');
+  const none = await s.cli('sender', 'consent', slug, `news@${slug}.sandbox.test`, '--none', '--json');
+  t.equal(none.json.is_consent_required, false);
+});

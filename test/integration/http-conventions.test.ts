@@ -1,0 +1,97 @@
+import t from 'tap';
+import Database from 'better-sqlite3';
+import path from 'node:path';
+import { startTestService } from '../helpers/service';
+
+t.test('HTTP conventions of every response', async (t) => {
+  const s = await startTestService(t);
+  await s.tenant();
+
+  t.test('X-Request-Id is echoed when sent and generated as a UUID otherwise, on success and error', async (t) => {
+    const echoed = await s.api('GET', '/v1/senders', { headers: { 'X-Request-Id': 'req-123' } });
+    t.equal(echoed.headers.get('x-request-id'), 'req-123');
+    const generated = await s.api('GET', '/v1/nope');
+    t.match(generated.headers.get('x-request-id'), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const unauth = await s.api('GET', '/v1/senders', { key: null });
+    t.ok(unauth.headers.get('x-request-id'));
+  });
+
+  t.test('an unknown route is 404 not_found as problem+json', async (t) => {
+    const res = await s.api('GET', '/v1/does-not-exist');
+    t.equal(res.status, 404);
+    t.match(res.headers.get('content-type'), /^application\/problem\+json/);
+    t.match(res.body, { status: 404, code: 'not_found', type: /not-found$/, title: String, detail: String, trace_id: String });
+    const top = await s.api('GET', '/nothing-here', { key: null, slug: null });
+    t.equal(top.status, 404);
+    t.equal(top.body.code, 'not_found');
+  });
+
+  t.test('a known path with a wrong verb is 405 with Allow', async (t) => {
+    const res = await s.api('DELETE', '/v1/senders');
+    t.equal(res.status, 405);
+    t.equal(res.body.code, 'method_not_allowed');
+    t.match(res.headers.get('allow'), /GET/);
+    const detail = await s.api('PUT', '/v1/domains/1');
+    t.equal(detail.status, 405);
+    t.match(detail.headers.get('allow'), /GET/);
+  });
+
+  t.test('a malformed query parameter is 400 malformed_request', async (t) => {
+    for (const q of ['page=0', 'page=abc', 'page_size=0', 'page_size=101', 'is_domain_verified=maybe']) {
+      const res = await s.api('GET', `/v1/senders?${q}`);
+      t.equal(res.status, 400, q);
+      t.equal(res.body.code, 'malformed_request', q);
+      t.equal(res.body.type, 'https://estafeta.dev/problems/malformed-request');
+    }
+  });
+
+  t.test('a malformed path id is 422 naming the parameter', async (t) => {
+    const res = await s.api('GET', '/v1/domains/abc');
+    t.equal(res.status, 422);
+    t.equal(res.body.code, 'validation_error');
+    t.same(res.body.errors.map((e: { pointer: string }) => e.pointer), ['/id']);
+  });
+
+  t.test('pagination: page sizes, has_more, totals, and an empty page', async (t) => {
+    const one = await s.api('GET', '/v1/senders?page=1&page_size=1');
+    t.same(one.body.pagination, { page: 1, page_size: 1, has_more: false, total_items: 1, total_pages: 1 });
+    const past = await s.api('GET', '/v1/senders?page=2&page_size=1');
+    t.same(past.body.data, []);
+    t.equal(past.body.pagination.has_more, false);
+    const none = await s.api('GET', '/v1/senders?name=no-such-sender');
+    t.same(none.body, { data: [], pagination: { page: 1, page_size: 20, has_more: false, total_items: 0, total_pages: 0 } });
+  });
+
+  t.test('text filters are partial, case-insensitive, with % and _ literal', async (t) => {
+    t.equal((await s.api('GET', '/v1/senders?email=SANDBOX%40')).body.data.length, 1);
+    t.equal((await s.api('GET', '/v1/senders?name=andb')).body.data.length, 1);
+    t.equal((await s.api('GET', '/v1/senders?email=%25')).body.data.length, 0, '% matches only a literal %');
+    t.equal((await s.api('GET', '/v1/senders?email=sand_ox')).body.data.length, 0, '_ matches only a literal _');
+  });
+
+  t.test('timestamps are RFC 3339 UTC with Z', async (t) => {
+    const res = await s.api('GET', '/v1/domains/1');
+    t.match(res.body.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+  });
+
+  t.test('a non-JSON body on a JSON route is 415; an invalid JSON body is 400', async (t) => {
+    const res = await s.api('POST', '/v1/domains/1/validate', { raw: 'hello', headers: { 'Content-Type': 'text/plain' } });
+    t.equal(res.status, 415);
+    t.equal(res.body.code, 'unsupported_media_type');
+  });
+});
+
+t.test('an internal failure is a generic 500 with a trace_id, the cause only in the log', async (t) => {
+  const s = await startTestService(t);
+  await s.tenant();
+  // The environment breaks under the service (the table disappears): no module of ours is mocked.
+  const db = new Database(path.join(s.dataDir, 'estafeta.db'));
+  db.exec('ALTER TABLE senders RENAME TO senders_gone');
+  db.close();
+  const res = await s.api('GET', '/v1/senders');
+  t.equal(res.status, 500);
+  t.equal(res.body.code, 'internal_error');
+  t.equal(res.body.detail, 'Internal server error.');
+  t.match(res.body.trace_id, /^[0-9a-f]{32}$/);
+  t.notMatch(res.text, /senders|sqlite|no such table/i);
+});

@@ -1,0 +1,51 @@
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig, envKeys } from '../../../src/config/load';
+import { projectRoot } from '../../../src/lib/paths';
+import { tempDir } from '../../helpers/service';
+
+t.test('defaults come from config/default.json and the contract', async (t) => {
+  const c = loadConfig({}, '/srv/x');
+  t.equal(c.dataDir, '/srv/x/spool');
+  t.equal(c.host, '127.0.0.1');
+  t.equal(c.httpPort, 8080);
+  t.equal(c.smtpPort, 2525);
+  t.equal(c.smtpsPort, null);
+  t.equal(c.mxPort, 2526);
+  t.equal(c.deliveryPort, 25);
+  t.equal(c.relay, null);
+  t.same(c.retryDelays, [60, 300, 900, 1800, 3600, 7200, 14400]);
+  t.equal(c.maxQueueAge, 432000);
+  t.equal(c.smtpAllowInsecureAuth, false);
+  t.equal(c.logLevel, 'info');
+  t.equal(c.publicUrl, 'http://127.0.0.1:8080');
+  t.ok(c.hostname.length > 0, 'the OS host name by default');
+});
+
+t.test('precedence: environment > ESTAFETA_CONFIG file > default.json', async (t) => {
+  const dir = tempDir();
+  const file = path.join(dir, 'estafeta.json');
+  fs.writeFileSync(file, JSON.stringify({ httpPort: 9000, smtpPort: 9025, retryDelays: [5, 10], hostname: 'file.example' }));
+  const c = loadConfig({ ESTAFETA_CONFIG: file, ESTAFETA_HTTP_PORT: '9100', ESTAFETA_DNS_SERVERS: '127.0.0.1:5353, 10.0.0.1', ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true' }, dir);
+  t.equal(c.httpPort, 9100, 'env wins over the file');
+  t.equal(c.smtpPort, 9025, 'file wins over the default');
+  t.same(c.retryDelays, [5, 10]);
+  t.equal(c.hostname, 'file.example');
+  t.same(c.dnsServers, ['127.0.0.1:5353', '10.0.0.1']);
+  t.equal(c.smtpAllowInsecureAuth, true);
+  t.equal(c.publicUrl, 'http://127.0.0.1:9100');
+});
+
+t.test('invalid values and unknown file keys are refused', async (t) => {
+  t.throws(() => loadConfig({ ESTAFETA_HTTP_PORT: 'x' }), /ESTAFETA_HTTP_PORT/);
+  t.throws(() => loadConfig({ ESTAFETA_LOG_LEVEL: 'loud' }), /logLevel/);
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'c.json'), JSON.stringify({ httpPrt: 1 }));
+  t.throws(() => loadConfig({ ESTAFETA_CONFIG: 'c.json' }, dir), /invalid configuration/);
+});
+
+t.test('every environment key is documented in the README', async (t) => {
+  const readme = fs.readFileSync(path.join(projectRoot, 'README.md'), 'utf8');
+  for (const name of [...Object.keys(envKeys), 'ESTAFETA_CONFIG']) t.match(readme, name, name);
+});
