@@ -1,0 +1,126 @@
+/**
+ * `npm run bench`: throughput of the accept path with durability on, beside this machine's own
+ * fsync rate measured in the same run (group commit must beat one fsync per message).
+ *  - HTTP: autocannon, 32 connections, POST /v1/mails/send, one recipient, ~2 KB of HTML.
+ *  - SMTP: parallel sessions of nodemailer, one recipient, same body.
+ * The service runs as its own process (node dist/src/main.js) so its peak RSS is its own.
+ * A benchmark, not a test: it prints numbers and compares them to the targets of the issues.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+import nodemailer from 'nodemailer';
+
+const root = path.join(__dirname, '..', '..');
+const mainJs = path.join(root, 'dist', 'src', 'main.js');
+const cliJs = path.join(root, 'dist', 'src', 'cli', 'main.js');
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+
+function fsyncRate(dir: string, ms = 2000): number {
+  const file = path.join(dir, 'fsync-probe');
+  const fd = fs.openSync(file, 'w');
+  const buf = Buffer.alloc(2048, 'x');
+  let n = 0;
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    fs.writeSync(fd, buf, 0, buf.length, 0);
+    fs.fsyncSync(fd);
+    n++;
+  }
+  fs.closeSync(fd);
+  fs.rmSync(file);
+  return (n * 1000) / ms;
+}
+
+function cli(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknown> {
+  const r = spawnSync(process.execPath, [cliJs, ...args, '--json'], { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`estafeta ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+  return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+async function startService(env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [mainJs], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const addresses: Record<string, string> = {};
+  await new Promise<void>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      try {
+        const rec = JSON.parse(line) as { event?: string; listener?: string; address?: string };
+        if (rec.event === 'listener.ready' && rec.listener && rec.address) addresses[rec.listener] = rec.address;
+        if (addresses.http && addresses.smtp) resolve();
+      } catch { /* not JSON */ }
+    });
+    child.on('exit', (code) => reject(new Error(`service exited ${code}`)));
+  });
+  return { child, addresses };
+}
+
+function peakRss(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmHWM:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const html = `<html><body>${'<p>Estafeta benchmark paragraph with some text to make the body realistic.</p>\n'.repeat(25)}</body></html>`;
+
+async function benchSmtp(host: string, port: number, slug: string, key: string, sender: string, rcpt: string) {
+  const sessions = 16;
+  const latencies: number[] = [];
+  const end = Date.now() + seconds * 1000;
+  const start = Date.now();
+  await Promise.all(Array.from({ length: sessions }, async () => {
+    const transport = nodemailer.createTransport({ host, port, secure: false, requireTLS: false, ignoreTLS: true, pool: true, maxConnections: 1, maxMessages: Infinity, auth: { user: slug, pass: key } });
+    while (Date.now() < end) {
+      const t0 = process.hrtime.bigint();
+      await transport.sendMail({ from: sender, to: rcpt, subject: 'bench', html });
+      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    transport.close();
+  }));
+  const elapsed = (Date.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { rate: latencies.length / elapsed, p50: latencies[Math.floor(latencies.length * 0.5)], p99: latencies[Math.floor(latencies.length * 0.99)], total: latencies.length };
+}
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'estafeta-bench-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env, ESTAFETA_DATA_DIR: dataDir, ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0',
+    ESTAFETA_LOG_LEVEL: 'warn', ESTAFETA_HOSTNAME: 'bench.estafeta.test', ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true',
+  };
+  const fsyncs = fsyncRate(dataDir);
+  cli(env, 'instance', 'create', 'bench');
+  const key = String(cli(env, 'apikey', 'create', 'bench').api_key);
+  const sender = 'sandbox@bench.sandbox.test';
+  const rcpt = 'reader@bench.sandbox.test';
+  const svc = await startService(env);
+  try {
+    const http = await autocannon({
+      url: `http://${svc.addresses.http}/v1/mails/send`, connections: 32, duration: seconds, method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-instance-slug': 'bench' },
+      body: JSON.stringify({ sender_email: sender, to: [{ email: rcpt }], subject: 'bench', html }),
+    });
+    const httpRate = http['2xx'] / (http.duration || seconds);
+    const [smtpHost, smtpPort] = svc.addresses.smtp.split(/:(?=\d+$)/);
+    const smtp = await benchSmtp(smtpHost, Number(smtpPort), 'bench', key, sender, rcpt);
+    const rss = peakRss(svc.child.pid as number);
+    const row = (name: string, v: string) => console.log(`${name.padEnd(34)} ${v}`);
+    console.log(`\nEstafeta accept benchmark (${os.cpus().length} cores, ${seconds}s per door, durability on)\n`);
+    row('machine fsync/s (one 2 KB write+fsync)', fsyncs.toFixed(0));
+    row('HTTP sends/s (32 conns)', `${httpRate.toFixed(0)}  p50 ${http.latency.p50} ms  p99 ${http.latency.p99} ms  non-2xx ${http.non2xx}  errors ${http.errors}`);
+    row('SMTP messages/s (16 sessions)', `${smtp.rate.toFixed(0)}  p50 ${smtp.p50?.toFixed(1)} ms  p99 ${smtp.p99?.toFixed(1)} ms`);
+    row('service peak RSS', `${rss.toFixed(0)} MB`);
+    row('targets', 'HTTP >= 3000/s, SMTP >= 2000/s, both > machine fsync/s');
+    row('HTTP beats one fsync per message', String(httpRate > fsyncs));
+    row('SMTP beats one fsync per message', String(smtp.rate > fsyncs));
+  } finally {
+    svc.child.kill('SIGTERM');
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
