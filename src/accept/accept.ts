@@ -1,18 +1,86 @@
-/** THE way in (= Postfix cleanup): validate → policy → assemble → spool + store → acknowledge. */
+/**
+ * THE way in (= Postfix cleanup): validate → policy → assemble → spool + store → acknowledge.
+ * Both doors call submit(); every rule of the spec is applied here once (DESIGN.md rule 1), and
+ * submit resolves only after the group commit made the message durable (rule 2).
+ */
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import type { Spool } from '../spool/spool';
-import type { Accept } from './types';
+import type { Accept, AcceptResult, Submission } from './types';
 import { ServiceError } from '../errors';
+import { getInstance, type InstanceRow } from '../store/instances';
+import { domainOf } from '../lib/address';
+import { now } from '../lib/time';
+import { checkSubmission, limits } from './validate';
+import { checkPlan, materializeTemplate, resolveSender } from './policy';
+import { dropReasons } from './drops';
+import { assemble } from './assemble';
+import { createBandwidth } from './bandwidth';
+import { createCommitter, type Acceptance } from './enqueue';
+import { newMailId, newMsgId } from './ids';
+import { startPurge } from './purge';
 
 export interface AcceptDeps { db: Db; config: Readonly<Config>; log: Logger; spool: Spool; onQueued: () => void }
 
 export function createAccept(deps: AcceptDeps): Accept {
-  void deps;
-  return {
-    submit: async () => {
-      throw new ServiceError('service_unavailable', 'Sending is not available yet.');
-    },
+  const { db, config, log } = deps;
+  const committer = createCommitter(deps);
+  const bandwidth = createBandwidth();
+  startPurge({ db, spool: deps.spool, log });
+
+  const submit = async (given: InstanceRow, submission: Submission): Promise<AcceptResult> => {
+    const at = now();
+    // Limits are read fresh on every send: `instance limits` acts on the next request.
+    const instance = getInstance(db, given.id) ?? given;
+    let sub = checkSubmission(submission);
+    const sender = resolveSender(db, instance.id, sub);
+    sub = materializeTemplate(db, instance.id, sub);
+    const drops = dropReasons(db, instance, sender.row, sub);
+    const charged = drops.filter((d) => d === null).length;
+    const cycle = checkPlan(db, instance, charged, at);
+
+    const msgId = newMsgId(at);
+    const bytes = await assemble(sub, { msgId, hostname: config.hostname, at, senderName: sender.row.name });
+    if (bytes.length > limits.messageBytes) {
+      throw new ServiceError('request_too_large', `The assembled message is ${bytes.length} bytes; the maximum is ${limits.messageBytes}.`, { max_bytes: limits.messageBytes });
+    }
+    bandwidth.take(instance, bytes.length, now());
+
+    const subject = sub.subject ?? '';
+    const mails: Acceptance['mails'] = sub.recipients.map((r, i) => {
+      const drop = drops[i];
+      const received = { at, event: 'received', status: 1, detail: `accepted over ${sub.door}${sub.testMode ? ' (test mode)' : ''}` };
+      return {
+        row: {
+          mailId: newMailId(at), msgId, rcpt: r.email, rcptDomain: domainOf(r.email), rcptKind: r.kind, subject,
+          senderId: sender.row.id, senderEmail: sender.row.email_address, customMsgId: sub.customMsgId, customGroupCode: sub.customGroupCode,
+          status: drop ? 4 : 2, charged: !drop, nextAttemptAt: drop ? null : at, receivedAt: at, queuedAt: drop ? null : at, finalAt: drop ? at : null,
+        },
+        logs: drop
+          ? [received, { at, event: 'dropped', status: 4, detail: drop }]
+          : [received, { at, event: 'queued', status: 2, detail: null }],
+      };
+    });
+    const acceptance: Acceptance = {
+      instance, bytes, charged, cycle, mails,
+      message: {
+        msgId, senderId: sender.row.id, senderEmail: sender.row.email_address, envelopeFrom: null, subject, spoolFile: `${msgId}.eml`,
+        size: bytes.length, attachmentBytes: sub.attachmentBytes, category: sub.categorySlug, customMsgId: sub.customMsgId,
+        customGroupCode: sub.customGroupCode, testMode: sub.testMode, door: sub.door, pending: charged, receivedAt: at,
+      },
+    };
+    try {
+      await committer.commit(acceptance);
+    } catch (err) {
+      bandwidth.refund(instance, bytes.length);
+      if (err instanceof ServiceError) throw err;
+      log.error({ err, event: 'accept.commit_failed', instance: instance.slug, msg_id: msgId }, 'could not store an accepted message');
+      throw new ServiceError('service_unavailable', 'The message could not be stored; retry.');
+    }
+    log.debug({ event: 'accept.queued', instance: instance.slug, msg_id: msgId, recipients: mails.length, charged }, 'accepted');
+    return { msgId, mailIds: mails.map((m) => m.row.mailId) };
   };
+
+  return { submit };
 }

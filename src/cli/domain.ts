@@ -5,6 +5,7 @@ import { addDomain, deleteDomain, presentDomain, requireDomainByName, revokeDoma
 import { dkimKeys } from '../store/domains';
 import { dkimHost, dkimTarget } from '../domains/dns-records';
 import { dkimTxt, rotateDomainKeys } from '../domains/dkim-keys';
+import { validateDomain } from '../domains/verify';
 
 function dkimSelectors(ctx: CliContext, slug: string, name: string) {
   const d = requireDomainByName(ctx.db, ctx.instance(slug).id, name);
@@ -41,6 +42,14 @@ export function domainCommands(program: Command): void {
         return dkimSelectors(ctx, b, c);
       }
       return dkimSelectors(ctx, a, b);
+    }));
+
+  domain.command('validate <slug> <domain>').description('verify the DNS records now (as POST /v1/domains/{id}/validate)').option('--json')
+    .action(run(async (ctx, [slug, name]) => {
+      const i = ctx.instance(slug);
+      const d = requireDomainByName(ctx.db, i.id, name);
+      const after = await validateDomain(ctx.db, i.id, d.id, { hostname: ctx.config.hostname, dnsServers: ctx.config.dnsServers });
+      return presentDomain(after, ctx.config.hostname);
     }));
 
   domain.command('revoke <slug> <domain>').description('administrative revocation: all four states revoked').option('--json')

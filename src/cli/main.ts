@@ -5,6 +5,7 @@ import { instanceCommands } from './instance';
 import { apikeyCommands } from './apikey';
 import { domainCommands } from './domain';
 import { senderCommands } from './sender';
+import { consentCommands } from './consent';
 import { registerMoreCommands } from './more';
 
 export function buildProgram(): Command {
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   apikeyCommands(program);
   domainCommands(program);
   senderCommands(program);
+  consentCommands(program);
   registerMoreCommands(program);
   return program;
 }

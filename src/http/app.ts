@@ -10,6 +10,7 @@ import { problem } from './middleware/problem';
 import { authenticateV1 } from './middleware/authenticate';
 import { registerRoutes } from './routes';
 import { publicRoutes } from './routes/public';
+import { trackingRoutes } from './routes/tracking';
 import { buildOpenApi } from './openapi';
 import { ServiceError } from '../errors';
 import type { Metrics } from '../lib/metrics';
@@ -31,6 +32,7 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   });
   app.use(problem(deps.log));
   app.use(pub.routes());
+  app.use(trackingRoutes(deps).routes());
   app.use(authenticateV1(deps.db));
   app.use(api.router.routes());
   app.use(async (ctx) => {

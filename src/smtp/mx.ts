@@ -1,12 +1,145 @@
-/** Inbound MX door (issue 5): DSN bounces and ARF complaints for the platform's return paths. */
+/**
+ * Inbound MX door (CONTRACT §2, ESTAFETA_MX_PORT): accepts mail only for the platform's own
+ * addresses — VERP return paths bounces+<mail_id>@…, unsubscribe+<mail_id>@<hostname> and
+ * complaints@<hostname> — and refuses everything else with 550 5.1.1 (never an open relay).
+ * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
+ */
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { simpleParser } from 'mailparser';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import type { Listener } from './submission';
+import { openSpool } from '../spool/spool';
+import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, mailIdsIn, reportFields } from '../delivery/feedback';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
 
+type Role = { kind: 'bounce' | 'unsubscribe'; mailId: string } | { kind: 'complaints' };
+const MAX_REPORT_BYTES = 10 * 1024 * 1024;
+
+const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
+/** Roles of the accepted recipients of each session's transaction. */
+const sessionRoles = new WeakMap<SMTPServerSession, Role[]>();
+const smtpError = (code: number, text: string): Error & { responseCode: number } => Object.assign(new Error(text), { responseCode: code });
+
+/** What an address of ours is for, or null when it is not ours. */
+export function roleOf(db: Db, hostname: string, address: string): Role | null {
+  const at = address.lastIndexOf('@');
+  const local = address.slice(0, at).toLowerCase();
+  const domain = address.slice(at + 1).toLowerCase();
+  if (local === 'complaints' && domain === hostname) return { kind: 'complaints' };
+  const m = /^(bounces|unsubscribe)\+([a-z0-9_-]+)$/i.exec(address.slice(0, at));
+  if (!m) return null;
+  const mailId = m[2];
+  if (!findMailById(db, mailId)) return null;
+  if (m[1].toLowerCase() === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId } : null;
+  return { kind: 'bounce', mailId };
+}
+
+/**
+ * The body of the first MIME part of the given type. mailparser folds message/delivery-status and
+ * message/feedback-report parts into the text, so the report part is cut from the raw bytes.
+ */
+export function reportPart(raw: string, type: string): string | null {
+  const re = new RegExp(`^Content-Type:[ \\t]*${type.replace('/', '\\/')}\\b[^\\n]*\\n(?:[^\\r\\n][^\\n]*\\n)*\\r?\\n([\\s\\S]*?)(?=\\r?\\n--|(?![\\s\\S]))`, 'im');
+  return re.exec(raw)?.[1] ?? null;
+}
+
+/** Applies one received report; returns a line for the diagnostics log. */
+async function handle(deps: MxDeps, raw: Buffer, roles: Role[]): Promise<string> {
+  const { db } = deps;
+  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  const ct = parsed.headers.get('content-type');
+  const reportType = ct && typeof ct === 'object' && 'params' in ct ? String(ct.params['report-type'] ?? '').toLowerCase() : '';
+  const text = raw.toString('latin1');
+  const arfText = reportType === 'feedback-report' ? reportPart(text, 'message/feedback-report') : null;
+  const dsnText = reportType === 'delivery-status' ? reportPart(text, 'message/(?:global-)?delivery-status') : null;
+  const now = Date.now();
+  const removed: string[] = [];
+  if (arfText !== null) {
+    const fields = reportFields(arfText);
+    const type = fields.get('feedback-type')?.[0] ?? 'abuse';
+    const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(text)]);
+    for (const id of ids) {
+      const mail = findMailById(db, id);
+      if (mail) applyComplaint(db, mail, type, now);
+    }
+    return `complaint (${type}) for ${[...ids].join(', ') || 'no known mail'}`;
+  }
+  for (const role of roles) {
+    if (role.kind === 'unsubscribe') {
+      const mail = findMailById(db, role.mailId);
+      if (mail) applyUnsubscribeMail(db, mail, now);
+    }
+  }
+  if (dsnText !== null) {
+    const fields = reportFields(dsnText);
+    const action = (fields.get('action') ?? []).map((a) => a.toLowerCase());
+    const status = fields.get('status')?.find((s) => /^5\.\d+\.\d+/.test(s));
+    if (!action.includes('failed') || !status) return `DSN without a permanent failure (${action.join(',') || 'no action'})`;
+    const diagnostic = fields.get('diagnostic-code')?.[0]?.replace(/^smtp;\s*/i, '') ?? null;
+    for (const role of roles) {
+      if (role.kind !== 'bounce') continue;
+      const mail = findMailById(db, role.mailId);
+      const file = mail ? applyDsnFailure(db, mail, status, diagnostic, now) : null;
+      if (file) removed.push(file);
+    }
+    const spool = openSpool(deps.config.dataDir);
+    await Promise.all(removed.map((f) => spool.remove(f)));
+    return `DSN failure ${status} for ${roles.map((r) => ('mailId' in r ? r.mailId : r.kind)).join(', ')}`;
+  }
+  return 'message without a report: ignored';
+}
+
+function createServer(deps: MxDeps): SMTPServer {
+  const hostname = deps.config.hostname;
+  return new SMTPServer({
+    name: hostname,
+    banner: 'Estafeta inbound MX',
+    disableReverseLookup: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    authOptional: true,
+    size: MAX_REPORT_BYTES,
+    logger: false,
+    onRcptTo(address, session, cb) {
+      const role = roleOf(deps.db, hostname, address.address);
+      if (!role) return cb(smtpError(550, `5.1.1 <${address.address}>: recipient not accepted here (no relay)`));
+      sessionRoles.set(session, [...(sessionRoles.get(session) ?? []), role]);
+      cb();
+    },
+    onData(stream: SMTPServerDataStream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (stream.sizeExceeded) return cb(smtpError(552, '5.3.4 report too large'));
+        const roles = sessionRoles.get(session) ?? [];
+        sessionRoles.delete(session);
+        handle(deps, Buffer.concat(chunks), roles)
+          .then((what) => {
+            deps.log.info({ event: 'mx.received', what }, `inbound report: ${what}`);
+            cb(null, '2.0.0 Ok: report received');
+          })
+          .catch((err: unknown) => {
+            deps.log.error({ event: 'mx.error', err }, 'inbound report not processed');
+            cb(smtpError(451, '4.3.0 temporary failure, try again later'));
+          });
+      });
+    },
+  });
+}
+
 export async function startMx(deps: MxDeps): Promise<Listener[]> {
-  void deps;
-  return [];
+  const server = createServer(deps);
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(deps.config.mxPort, deps.config.host, () => {
+      server.off('error', reject);
+      resolve(server.server.address() as AddressInfo);
+    });
+  });
+  server.on('error', (err: Error) => deps.log.debug({ event: 'mx.connection_error', err }, 'MX connection error'));
+  deps.log.info({ event: 'listener.ready', listener: 'mx', address: formatAddress(address) }, `mx listening on ${formatAddress(address)}`);
+  return [{ name: 'mx', port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }];
 }

@@ -1,13 +1,211 @@
-/** SMTP submission door (CONTRACT §4): smtp-server hooks → the accept path. */
+/**
+ * SMTP submission door (CONTRACT §4): smtp-server hooks → the one accept path. This door only
+ * authenticates, enforces the session limits (recipients, size, subject), parses and maps the
+ * X-Svc-* headers; every sending rule lives in accept. Replies are built by reply.ts.
+ */
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { simpleParser, type ParsedMail } from 'mailparser';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
-import type { Accept } from '../accept/types';
+import type { Accept, Submission } from '../accept/types';
+import { authenticate, authorize, type Principal } from '../auth/api-keys';
+import { validationError } from '../errors';
+import { completeReply, replies, smtpError } from './reply';
+import { isPrivateHeader, stripHeaderFields } from './raw-headers';
+import { loadTlsCredentials, type TlsCredentials } from './tls';
 
 export interface Listener { name: string; port: number; close(): Promise<void> }
 export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger; accept: Accept }
 
+/** Spec, Limits: 15 MB = 15 * 2^20 (CONTRACT §6), the same bound as the HTTP door. */
+export const MAX_MESSAGE_BYTES = 15728640;
+export const MAX_RECIPIENTS = 50;
+
+/** What AUTH established. The key itself is kept to re-check it for every message (CLI changes apply at once). */
+class SubmissionUser {
+  constructor(readonly slug: string, readonly apiKey: string) {}
+}
+
+const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
+
+/** AUTH user = instance slug, password = an API key with mail:send (or access all). */
+function checkCredentials(db: Db, slug: string, apiKey: string, remoteIp: string): Principal {
+  const principal = authenticate(db, `Bearer ${apiKey}`, slug);
+  authorize(principal, 'mail:send', remoteIp);
+  return principal;
+}
+
+/** Buffers the DATA stream up to the limit; past it, keeps counting and drops the bytes (null). */
+function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) chunks.length = 0;
+      else chunks.push(chunk);
+    });
+    stream.once('error', reject);
+    stream.once('end', () => resolve(size > max || stream.sizeExceeded ? null : Buffer.concat(chunks, size)));
+  });
+}
+
+/** The text of a header that mailparser left unstructured (X-Svc-*), trimmed; null when absent. */
+function headerText(parsed: ParsedMail, name: string): string | null {
+  const v = parsed.headers.get(name);
+  const text = Array.isArray(v) ? v.find((x): x is string => typeof x === 'string') : v;
+  return typeof text === 'string' && text.trim() !== '' ? text.trim() : null;
+}
+
+/** Turns the client's bytes into a Submission (From, Subject, X-Svc-* fields); accept applies the rules. */
+async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submission> {
+  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
+  const from = parsed.from?.value.find((a) => a.address)?.address;
+  if (!from) throw validationError([{ pointer: '/sender_email', code: 'missing', message: 'the message has no From address' }], 'The message has no From header.');
+  // Lengths of the subject and of the X-Svc-* values are rules of the accept path (both doors).
+  const subject = parsed.subject ?? null;
+  return {
+    door: 'smtp',
+    senderEmail: from,
+    to: envelopeTo.map((email) => ({ email })),
+    cc: [],
+    bcc: [],
+    // Reply-To, Cc and every other header stay in `raw`, as the client wrote them.
+    replyTo: null,
+    templateId: null,
+    subject,
+    html: typeof parsed.html === 'string' ? parsed.html : null,
+    text: parsed.text ?? null,
+    headers: {},
+    attachments: [],
+    category: headerText(parsed, 'x-svc-category'),
+    testMode: (headerText(parsed, 'x-svc-test-mode') ?? '').toLowerCase() === 'true',
+    customMsgId: headerText(parsed, 'x-svc-custom-msg-id'),
+    customGroupCode: headerText(parsed, 'x-svc-group-code'),
+    raw: stripHeaderFields(raw, isPrivateHeader),
+    rawAttachmentBytes: parsed.attachments.reduce((sum, a) => sum + a.size, 0),
+  };
+}
+
+/**
+ * smtp-server runs with ENHANCEDSTATUSCODES hidden (it would derive codes from the number alone
+ * and double ours), so its own replies get theirs here: each new connection's send() completes
+ * the reply text before it is written (reply.ts completeReply).
+ */
+type Connection = SMTPServer['connections'] extends Set<infer C> ? C : never;
+
+class SubmissionServer extends SMTPServer {
+  override connect(...args: Parameters<SMTPServer['connect']>): void {
+    super.connect(...args);
+    let created: Connection | undefined;
+    for (const c of this.connections) created = c; // a Set keeps insertion order: the last is new
+    if (!created) return;
+    const send = created.send.bind(created);
+    created.send = (code, data, context) => send(code, typeof data === 'string' ? completeReply(code, data) : data, context);
+  }
+}
+
+function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: TlsCredentials): SubmissionServer {
+  const { db, config, log, accept } = deps;
+  const insecureAuth = config.smtpAllowInsecureAuth;
+  // Translates a failure for the wire; an unexpected one is logged here, once.
+  const fail = (err: unknown, session: SMTPServerSession): Error => {
+    const { reply, unexpected } = smtpError(err);
+    if (unexpected) log.error({ event: 'submission.error', listener: name, session: session.id, err }, 'unexpected error in an SMTP transaction');
+    return reply;
+  };
+  const options: SMTPServerOptions = {
+    secure,
+    key: tls.key,
+    cert: tls.cert,
+    name: config.hostname,
+    banner: 'Estafeta ESMTP submission',
+    size: MAX_MESSAGE_BYTES,
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: insecureAuth,
+    authRequiredMessage: replies.authRequired().message,
+    // Our replies carry their enhanced codes in the text (reply.ts); smtp-server would derive
+    // others from the number alone and double them, so the capability stays hidden.
+    hideENHANCEDSTATUSCODES: true,
+    hideDSN: true,
+    hideREQUIRETLS: true,
+    // Throughput (DESIGN.md): no PTR lookup before the greeting. smtp-server 3.21 has no option
+    // for its fixed 100 ms early-talker pause; it costs once per connection, not per message.
+    disableReverseLookup: true,
+    logger: false,
+    closeTimeout: config.shutdownTimeout * 1000,
+    onConnect(session, callback) {
+      // AUTH is not even advertised before TLS (CONTRACT §4); onSecure lifts this.
+      session.disabledCommands = session.secure || insecureAuth ? [] : ['AUTH'];
+      callback();
+    },
+    onSecure(_socket, session, callback) {
+      session.disabledCommands = [];
+      callback();
+    },
+    onAuth(auth, session, callback) {
+      const slug = auth.username ?? '';
+      const apiKey = auth.password ?? '';
+      try {
+        checkCredentials(db, slug, apiKey, session.remoteAddress);
+        callback(null, { user: new SubmissionUser(slug, apiKey) });
+      } catch (err) {
+        callback(fail(err, session));
+      }
+    },
+    onMailFrom(_address, session, callback) {
+      // smtp-server answers 530 itself only while AUTH is enabled for the session.
+      callback(session.user instanceof SubmissionUser ? null : replies.authRequired());
+    },
+    onRcptTo(address, session, callback) {
+      const rcpts = session.envelope.rcptTo;
+      const again = rcpts.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
+      callback(rcpts.length >= MAX_RECIPIENTS && !again ? replies.tooManyRecipients(MAX_RECIPIENTS) : null);
+    },
+    onData(stream, session, callback) {
+      const user = session.user instanceof SubmissionUser ? session.user : null;
+      const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
+      readMessage(stream, MAX_MESSAGE_BYTES)
+        .then(async (raw) => {
+          if (!user) throw replies.authRequired();
+          if (raw === null) return callback(replies.tooLarge(MAX_MESSAGE_BYTES));
+          // The key, instance and allow lists are read again for every message.
+          const { instance } = checkCredentials(db, user.slug, user.apiKey, session.remoteAddress);
+          const result = await accept.submit(instance, await toSubmission(raw, envelopeTo));
+          log.debug({ event: 'submission.accepted', listener: name, instance: instance.slug, msg_id: result.msgId }, 'message accepted');
+          callback(null, `2.0.0 Ok: queued as ${result.msgId}`);
+        })
+        .catch((err: unknown) => callback(err instanceof Error && 'responseCode' in err ? err : fail(err, session)));
+    },
+  };
+  return new SubmissionServer(options);
+}
+
+async function listen(deps: SubmissionDeps, name: string, port: number, secure: boolean, tls: TlsCredentials): Promise<Listener> {
+  const server = createServer(deps, name, secure, tls);
+  const address = await new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, deps.config.host, () => {
+      server.off('error', reject);
+      resolve(server.server.address() as AddressInfo);
+    });
+  });
+  // Client-side trouble (resets, TLS failures) is reported here; it never ends the process.
+  server.on('error', (err: Error) => deps.log.debug({ event: 'submission.connection_error', listener: name, err }, 'SMTP connection error'));
+  deps.log.info({ event: 'listener.ready', listener: name, address: formatAddress(address) }, `${name} listening on ${formatAddress(address)}`);
+  return {
+    name,
+    port: address.port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 export async function startSubmission(deps: SubmissionDeps): Promise<Listener[]> {
-  void deps;
-  return [];
+  const tls = await loadTlsCredentials(deps.config);
+  if (tls.source === 'generated') deps.log.info({ event: 'tls.generated', dir: `${deps.config.dataDir}/tls` }, 'generated a self-signed certificate for SMTP');
+  const listeners = [await listen(deps, 'smtp', deps.config.smtpPort, false, tls)];
+  if (deps.config.smtpsPort !== null) listeners.push(await listen(deps, 'smtps', deps.config.smtpsPort, true, tls));
+  return listeners;
 }

@@ -1,8 +1,9 @@
-/** GET /v1/domains, /v1/domains/{id}, /v1/domains/{domain_name}/status. */
+/** GET /v1/domains, /v1/domains/{id}, /v1/domains/{domain_name}/status, POST /v1/domains/{id}/validate. */
 import { Api, collection, intParam, pageOf } from '../api';
 import type { HttpDeps } from '../deps';
 import { validateQuery } from '../../lib/schemas';
 import { listDomains, presentDomain, presentDomainPage, requireDomain, requireDomainByName } from '../../domains/domains';
+import { validateDomain } from '../../domains/verify';
 
 export function domainRoutes(api: Api, { db, config }: HttpDeps): void {
   api.add({ method: 'get', path: '/v1/domains', summary: 'List domains', tag: 'Domains', scope: 'domains:read', query: 'DomainsQuery',
@@ -20,5 +21,12 @@ export function domainRoutes(api: Api, { db, config }: HttpDeps): void {
     params: { domain_name: 'string' }, response: { status: 200, schema: 'DomainStatus' }, errors: ['domain_not_found'] }, (ctx, p) => {
     const d = presentDomain(requireDomainByName(db, p.instance.id, ctx.params.domain_name), config.hostname);
     ctx.body = { id: d.id, domain: d.domain, is_verified: d.is_verified };
+  });
+
+  // Takes no body (any body is ignored): the DNS at this moment is the only input.
+  api.add({ method: 'post', path: '/v1/domains/:id/validate', summary: 'Verify the domain DNS records now', tag: 'Domains', scope: 'domains:write',
+    params: { id: 'integer' }, response: { status: 200, schema: 'Domain' }, errors: ['domain_not_found', 'validation_error', 'service_unavailable'] }, async (ctx, p) => {
+    const d = await validateDomain(db, p.instance.id, intParam(ctx, 'id'), { hostname: config.hostname, dnsServers: config.dnsServers });
+    ctx.body = presentDomain(d, config.hostname);
   });
 }

@@ -1,0 +1,120 @@
+/**
+ * The JSON send request (schema/requests/send-request.json) → a Submission. Owns what is
+ * specific to the JSON shape: schema validation and strict base64 decoding of attachments.
+ * The contract rules shared with SMTP live in validate.ts.
+ */
+import { ServiceError, validationError, type FieldError } from '../errors';
+import { validateBody } from '../lib/schemas';
+import type { Attachment, Recipient, Submission } from './types';
+
+interface Address { email: string; name?: string | null }
+export interface SendRequest {
+  sender_email: string;
+  to: Address[];
+  cc?: Address[] | null;
+  bcc?: Address[] | null;
+  reply_to?: Address | null;
+  template_id?: number | null;
+  subject?: string | null;
+  html?: string | null;
+  text?: string | null;
+  headers?: Record<string, string> | null;
+  attachments?: { type: string; content: string; filename: string }[] | null;
+  category?: string | null;
+  test_mode?: boolean;
+  custom_msg_id?: string | null;
+  custom_group_code?: string | null;
+}
+
+const mimeType = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/;
+
+/**
+ * RFC 4648 §4 with padding, no whitespace or line breaks ("strict"), canonical (a decode and
+ * re-encode gives the same text). No grouped regex: it would recurse on megabytes of text.
+ */
+function decodeStrictBase64(text: string): Buffer | null {
+  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? bytes : null;
+}
+
+const recipients = (list: Address[] | null | undefined): Recipient[] => (list ?? []).map((a) => ({ email: a.email, name: a.name ?? null }));
+
+/**
+ * Validates a parsed body; `files` are the binary parts of a multipart request (already read),
+ * which join the JSON attachments.
+ */
+export function parseSendRequest(body: unknown, files: Attachment[] = []): Submission {
+  const req = validateBody<SendRequest>('SendRequest', body);
+  const errors: FieldError[] = [];
+  const attachments: Attachment[] = [];
+  (req.attachments ?? []).forEach((a, i) => {
+    const content = decodeStrictBase64(a.content);
+    if (!content) {
+      errors.push({ pointer: `/attachments/${i}/content`, code: 'value_error.base64', message: 'content must be strict base64 (RFC 4648, padded, no line breaks)' });
+      return;
+    }
+    attachments.push({ filename: a.filename, contentType: a.type.toLowerCase(), content });
+  });
+  if (errors.length > 0) throw validationError(errors);
+  return {
+    door: 'http',
+    senderEmail: req.sender_email,
+    to: recipients(req.to),
+    cc: recipients(req.cc),
+    bcc: recipients(req.bcc),
+    replyTo: req.reply_to ? { email: req.reply_to.email, name: req.reply_to.name ?? null } : null,
+    templateId: req.template_id ?? null,
+    subject: req.subject ?? null,
+    html: req.html ?? null,
+    text: req.text ?? null,
+    headers: req.headers ?? {},
+    attachments: [...attachments, ...files],
+    category: req.category ?? null,
+    testMode: req.test_mode ?? false,
+    customMsgId: req.custom_msg_id ?? null,
+    customGroupCode: req.custom_group_code ?? null,
+  };
+}
+
+const jsonFields = new Set(['to', 'cc', 'bcc', 'reply_to', 'headers', 'attachments']);
+export const multipartFileMaxBytes = 10 * 1024 * 1024;
+
+export interface FormFile { name: string; filename: string; contentType: string; content: Buffer }
+
+/**
+ * multipart/form-data → Submission: array and object fields arrive as JSON strings, attachments
+ * as binary file parts named `attachments` (a text part of that name is a 422, a file over
+ * 10 MB a 413).
+ */
+export function parseSendForm(fields: Record<string, string>, files: FormFile[]): Submission {
+  const errors: FieldError[] = [];
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(fields)) {
+    if (name === 'attachments') {
+      errors.push({ pointer: '/attachments', code: 'value_error.multipart', message: 'attachments must be sent as file parts (with a filename), not as a text field' });
+    } else if (jsonFields.has(name)) {
+      try {
+        body[name] = JSON.parse(value);
+      } catch {
+        errors.push({ pointer: `/${name}`, code: 'json_invalid', message: `"${name}" must be a JSON string in a multipart request` });
+      }
+    } else if (name === 'template_id' && /^\d{1,15}$/.test(value)) body[name] = Number(value);
+    else if (name === 'test_mode' && /^(true|false)$/.test(value)) body[name] = value === 'true';
+    else body[name] = value;
+  }
+  const attachments: Attachment[] = [];
+  files.forEach((f, i) => {
+    if (f.name !== 'attachments') {
+      errors.push({ pointer: `/${f.name}`, code: 'value_error.multipart', message: 'only attachments may be sent as file parts' });
+    } else if (f.content.length > multipartFileMaxBytes) {
+      throw new ServiceError('request_too_large', `Attachment ${f.filename} is ${f.content.length} bytes; each file is at most ${multipartFileMaxBytes}.`, { max_bytes: multipartFileMaxBytes });
+    } else if (f.filename.trim() === '') {
+      errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_short', message: 'A file part needs a filename' });
+    } else if (!mimeType.test(f.contentType.split(';')[0].trim())) {
+      errors.push({ pointer: `/attachments/${i}/type`, code: 'string_pattern_mismatch', message: 'The part Content-Type must be type/subtype' });
+    } else attachments.push({ filename: f.filename, contentType: f.contentType.split(';')[0].trim().toLowerCase(), content: f.content });
+  });
+  if (errors.length > 0) throw validationError(errors);
+  return parseSendRequest(body, attachments);
+}

@@ -1,0 +1,65 @@
+/**
+ * One delivery attempt of one mail (one recipient): the checks that drop or capture it without a
+ * connection, then the recipient's copy (tracked, DKIM-signed) carried to the first host of its
+ * route that gives a verdict. Returns an Outcome; never writes the store.
+ */
+import type { Db } from '../store/db';
+import type { Spool } from '../spool/spool';
+import { findSuppression } from '../store/suppressions';
+import type { LinkBuilder } from '../tracking/links';
+import { activeSigningKey, type AttemptRow } from './queue';
+import type { Outcome } from './outcome';
+import type { Router } from './route';
+import type { Transport } from './transport';
+import { dkimSignature } from './sign';
+import { toCrlf, trackMessage } from './track';
+
+export interface AttemptDeps { db: Db; spool: Spool; router: Router; transport: Transport; links: LinkBuilder; hostname: string }
+
+export const isSandboxDomain = (domain: string): boolean => domain === 'sandbox.test' || domain.endsWith('.sandbox.test');
+const domainOf = (address: string | null): string | null => (address && address.includes('@') ? address.slice(address.lastIndexOf('@') + 1).toLowerCase() : null);
+
+/** VERP return path: a bounce to it names the mail (CONTRACT §5). */
+export const returnPath = (mailId: string, senderDomain: string): string => `bounces+${mailId}@${senderDomain}`;
+
+/** Decisions taken before any connection (spec, Mail delivery status: dropped without a charge). */
+export function precheck(db: Db, mail: AttemptRow): Outcome | null {
+  const suppressed = findSuppression(db, mail.instance_id, mail.rcpt);
+  if (suppressed) return { kind: 'dropped', detail: `recipient is on the ${suppressed.list} list` };
+  if (mail.attachment_bytes > mail.attachment_max_bytes) {
+    return { kind: 'dropped', uncharge: true, detail: `attachments weigh ${mail.attachment_bytes} bytes, over the instance's functional limit of ${mail.attachment_max_bytes} bytes` };
+  }
+  if (isSandboxDomain(mail.rcpt_domain)) return { kind: 'sent', response: '250 2.0.0 captured by sandbox', detail: 'captured by sandbox' };
+  return null;
+}
+
+/** The bytes this recipient receives: tracking, then the signature over the final headers. */
+export async function composeCopy(d: AttemptDeps, mail: AttemptRow): Promise<Buffer> {
+  const raw = toCrlf(await d.spool.read(mail.spool_file));
+  const tracked = trackMessage(raw, {
+    mailId: mail.mail_id, links: d.links, trackHtml: true, unsubscribeMailto: `unsubscribe+${mail.mail_id}@${d.hostname}`,
+  });
+  const senderDomain = domainOf(mail.sender_email);
+  const key = senderDomain ? activeSigningKey(d.db, mail.instance_id, senderDomain) : undefined;
+  if (!key) return tracked;
+  const signature = dkimSignature(tracked, { id: key.id, domain: key.domain, selector: key.selector, pem: key.private_key });
+  return Buffer.concat([Buffer.from(signature, 'latin1'), tracked]);
+}
+
+export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise<Outcome> {
+  const early = precheck(d.db, mail);
+  if (early) return early;
+  const route = await d.router.route(mail.rcpt_domain);
+  if (route.kind === 'outcome') return route.outcome;
+  const copy = await composeCopy(d, mail);
+  const senderDomain = domainOf(mail.sender_email) ?? d.hostname;
+  const envelope = { from: returnPath(mail.mail_id, senderDomain), to: mail.rcpt };
+  let last: Outcome = { kind: 'deferred', scope: 'site', response: '451 4.4.0 no route' };
+  for (const hop of route.hops) {
+    const outcome = await d.transport.send(hop, envelope, copy);
+    last = { ...outcome, detail: `${hop.host} [${hop.address}]:${hop.port}` };
+    // Only an unreachable site sends us to the next host; any reply is the destination's verdict.
+    if (!(outcome.kind === 'deferred' && outcome.scope === 'site')) return last;
+  }
+  return last;
+}

@@ -1,0 +1,66 @@
+/**
+ * Feedback that comes back after delivery, through the inbound MX: DSN bounces (RFC 3464) turn the
+ * named mail to 6 bounced and restrict its address; ARF reports (RFC 5965) add a complaint. The
+ * mail is found by its VERP return path, or by the mail_id our links carry in the quoted message.
+ */
+import type { Db } from '../store/db';
+import { addSuppression } from '../store/suppressions';
+import { finishRecipient } from './queue';
+import { STATUS } from './outcome';
+
+/** Header-style fields of a report part (message/delivery-status, message/feedback-report). */
+export function reportFields(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of text.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/)) {
+    const m = /^([A-Za-z0-9-]+):\s*(.*)$/.exec(line);
+    if (!m) continue;
+    const key = m[1].toLowerCase();
+    out.set(key, [...(out.get(key) ?? []), m[2].trim()]);
+  }
+  return out;
+}
+
+/** mail_ids named in a text by the addresses and links the platform writes into every copy. */
+export function mailIdsIn(text: string): string[] {
+  const ids = new Set<string>();
+  for (const m of text.matchAll(/(?:bounces|unsubscribe)\+([A-Za-z0-9_-]+)@|\/t\/[ocu]\/([A-Za-z0-9_-]+)\//g)) ids.add(m[1] ?? m[2]);
+  return [...ids];
+}
+
+interface MailRow { id: number; instance_id: number; mail_id: string; rcpt: string; status: number; message_id: number }
+
+export function findMailById(db: Db, mailId: string): MailRow | undefined {
+  return db.prepare('SELECT id, instance_id, mail_id, rcpt, status, message_id FROM mails WHERE mail_id = ?').get(mailId) as MailRow | undefined;
+}
+
+const log = (db: Db, mail: MailRow, at: number, event: string, status: number, detail: string, response: string | null): void => {
+  db.prepare('INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?)').run(mail.id, at, event, status, detail, response);
+};
+
+/**
+ * A permanent failure reported after the remote MTA first accepted the mail (or while we still
+ * retried it): the mail ends 6 bounced. Returns the spool file to remove, if this made its
+ * message's last recipient final.
+ */
+export function applyDsnFailure(db: Db, mail: MailRow, status: string, diagnostic: string | null, at: number): string | null {
+  return db.transaction(() => {
+    const response = diagnostic ?? `DSN status ${status}`;
+    addSuppression(db, mail.instance_id, { list: 'restrictions', recipient: mail.rcpt, reason: response.slice(0, 500), source: 'dsn', mailId: mail.mail_id, at });
+    if (mail.status === STATUS.bounced || mail.status === STATUS.dropped) return null;
+    const wasPending = mail.status === 2 || mail.status === STATUS.deferred;
+    db.prepare('UPDATE mails SET status = 6, final_at = ?, next_attempt_at = NULL, claimed_at = NULL WHERE id = ?').run(at, mail.id);
+    log(db, mail, at, 'bounced', STATUS.bounced, `bounce report (DSN) received: status ${status}`, response);
+    return wasPending ? finishRecipient(db, mail.message_id) : null;
+  })();
+}
+
+export function applyComplaint(db: Db, mail: MailRow, feedbackType: string, at: number): void {
+  db.transaction(() => {
+    addSuppression(db, mail.instance_id, { list: 'complaints', recipient: mail.rcpt, reason: `ARF ${feedbackType}`, source: 'arf', mailId: mail.mail_id, at });
+    log(db, mail, at, 'complaint', mail.status, `complaint (ARF feedback-type ${feedbackType}) received`, null);
+  })();
+}
+
+export function applyUnsubscribeMail(db: Db, mail: MailRow, at: number): void {
+  addSuppression(db, mail.instance_id, { list: 'unsubscribes', recipient: mail.rcpt, reason: 'unsubscribe by mail', source: 'mailto', mailId: mail.mail_id, at });
+}

@@ -1,0 +1,80 @@
+/**
+ * A minimal MIME walker that rewrites text/html leaves and leaves every other byte as it was
+ * (SMTP-submitted messages keep their structure, attachments and signatures of parts). Strings
+ * are latin1 so that one char = one byte; only the html parts are decoded and re-encoded.
+ */
+import * as qp from 'nodemailer/lib/qp';
+import * as b64 from 'nodemailer/lib/base64';
+import { parseHeaderFields } from './sign';
+
+type HtmlRewrite = (html: string) => string;
+
+/** The value of header `name` (unfolded), or undefined. */
+export function headerValue(head: string, name: string): string | undefined {
+  const f = parseHeaderFields(head).find((h) => h.name === name);
+  return f === undefined ? undefined : f.text.slice(f.text.indexOf(':') + 1).replace(/\r\n/g, '').trim();
+}
+
+function param(value: string, key: string): string | undefined {
+  const m = new RegExp(`;\\s*${key}\\s*=\\s*(?:"([^"]*)"|([^;\\s]+))`, 'i').exec(value);
+  return m ? (m[1] ?? m[2]) : undefined;
+}
+
+function decodeQp(s: string): string {
+  return s.replace(/=\r\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+}
+
+/** Rewrites one leaf; returns the new head and body, or null when it is not an html part we can handle. */
+function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite): { head: string; body: string } | null {
+  const type = headerValue(head, 'content-type') ?? 'text/plain';
+  if (!/^text\/html\b/i.test(type)) return null;
+  const charset = (param(type, 'charset') ?? 'utf-8').toLowerCase();
+  const encoding = charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii' ? 'utf8' : charset === 'iso-8859-1' || charset === 'latin1' ? 'latin1' : null;
+  if (encoding === null) return null; // XXX: other charsets are delivered untracked rather than risk mangling them
+  const cte = (headerValue(head, 'content-transfer-encoding') ?? '7bit').toLowerCase();
+  const bytes = cte === 'base64' ? Buffer.from(body, 'base64') : Buffer.from(cte === 'quoted-printable' ? decodeQp(body) : body, 'latin1');
+  const html = Buffer.from(rewrite(bytes.toString(encoding)), encoding);
+  if (cte === 'base64') return { head, body: b64.wrap(b64.encode(html), 76) };
+  const out = qp.wrap(qp.encode(html), 76);
+  if (cte === 'quoted-printable') return { head, body: out };
+  // 7bit/8bit html becomes quoted-printable: the rewritten links may make lines longer than 998.
+  const fields = parseHeaderFields(head).filter((f) => f.name !== 'content-transfer-encoding').map((f) => f.text);
+  return { head: [...fields, 'Content-Transfer-Encoding: quoted-printable'].join('\r\n'), body: out };
+}
+
+/** Rewrites the html leaves of an entity (head without the blank line, body after it). */
+export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite): { head: string; body: string } {
+  const type = headerValue(head, 'content-type') ?? 'text/plain';
+  if (!/^multipart\//i.test(type)) return rewriteLeaf(head, body, rewrite) ?? { head, body };
+  const boundary = param(type, 'boundary');
+  if (!boundary) return { head, body };
+  return { head, body: rewriteMultipart(body, `--${boundary}`, rewrite) };
+}
+
+function rewriteMultipart(body: string, delim: string, rewrite: HtmlRewrite): string {
+  // Delimiter lines start at the body start or after a CRLF (RFC 2046 §5.1.1).
+  const starts: number[] = [];
+  const first = body.indexOf(`\r\n${delim}`);
+  let i = body.startsWith(delim) ? 0 : first < 0 ? -1 : first + 2;
+  while (i >= 0) {
+    starts.push(i);
+    if (body.startsWith(`${delim}--`, i)) break;
+    const next = body.indexOf(`\r\n${delim}`, i + delim.length);
+    i = next < 0 ? -1 : next + 2;
+  }
+  if (starts.length < 2) return body;
+  let out = body.slice(0, starts[0]);
+  for (let k = 0; k < starts.length - 1; k++) {
+    const lineEnd = body.indexOf('\r\n', starts[k]);
+    out += body.slice(starts[k], lineEnd + 2);
+    const part = body.slice(lineEnd + 2, starts[k + 1] - 2);
+    const sep = part.startsWith('\r\n') ? 0 : part.indexOf('\r\n\r\n');
+    if (sep < 0) {
+      out += `${part}\r\n`;
+      continue;
+    }
+    const r = rewriteEntity(part.slice(0, sep), part.slice(sep === 0 ? 2 : sep + 4), rewrite);
+    out += `${r.head}${r.head ? '\r\n\r\n' : '\r\n'}${r.body}\r\n`;
+  }
+  return out + body.slice(starts[starts.length - 1]);
+}

@@ -1,0 +1,47 @@
+/**
+ * Outcomes of a delivery attempt as data (Postfix smtp_trouble.c, as types), and the pure
+ * classification of an SMTP client result into one. Nothing here touches the store or a socket.
+ */
+
+/** whole destination (try the next MX) | this message | one recipient. */
+export type Scope = 'site' | 'message' | 'recipient';
+
+export type Outcome =
+  | { kind: 'sent'; response: string; detail?: string }
+  | { kind: 'deferred'; scope: Scope; response: string; detail?: string }
+  | { kind: 'bounced'; scope: Scope; response: string; detail?: string; restrict: boolean }
+  /** Decided before any connection: suppression, functional attachment limit. */
+  | { kind: 'dropped'; detail: string; uncharge?: boolean };
+
+export function classifyReply(code: number, response: string, scope: Scope): Outcome {
+  if (code >= 200 && code < 300) return { kind: 'sent', response };
+  if (code >= 500 && code < 600) return { kind: 'bounced', scope, response, restrict: true };
+  return { kind: 'deferred', scope, response }; // 4xx, and anything unexpected: try again later
+}
+
+/** The fields nodemailer puts on its errors (smtp-connection): protocol data, not text to parse. */
+export interface SmtpClientError { code?: string; responseCode?: number; response?: string; command?: string; message: string }
+
+export function isSmtpClientError(err: unknown): err is SmtpClientError {
+  return err instanceof Error;
+}
+
+/**
+ * A thrown client error: with a reply code it is the server's verdict; without one the connection
+ * failed (refused, timed out, TLS, DNS of the host): the site is unreachable, try the next host.
+ */
+export function classifyError(err: unknown): Outcome {
+  if (!isSmtpClientError(err)) return { kind: 'deferred', scope: 'site', response: String(err) };
+  const code = err.responseCode;
+  const response = (err.response ?? err.message).trim();
+  if (code === undefined || !Number.isFinite(code)) {
+    return { kind: 'deferred', scope: 'site', response: `${err.code ?? 'ERROR'}: ${err.message}` };
+  }
+  // AUTH refused by the relay is our configuration, never the recipient's fault.
+  if (err.code === 'EAUTH') return { kind: 'deferred', scope: 'site', response };
+  const scope: Scope = err.code === 'EENVELOPE' ? 'recipient' : err.command === 'CONN' || err.code === 'EPROTOCOL' ? 'site' : 'message';
+  return classifyReply(code, response, scope);
+}
+
+/** Status numbers of the spec (Mail delivery status). */
+export const STATUS = { queued: 2, sent: 3, dropped: 4, deferred: 5, bounced: 6 } as const;

@@ -1,0 +1,83 @@
+/**
+ * Where a recipient domain's mail goes: every mail through ESTAFETA_RELAY, or the domain's MX hosts
+ * (RFC 5321 §5.1) in preference order, resolved through ESTAFETA_DNS_SERVERS; the domain's own
+ * A/AAAA when it has no MX; nowhere for a null MX (RFC 7505). A DNS outage defers, never bounces.
+ */
+import { promises as dnsPromises } from 'node:dns';
+import type { Outcome } from './outcome';
+
+export interface Hop { host: string; address: string; port: number; secure: boolean; auth?: { user: string; pass: string } }
+export type Route = { kind: 'hops'; hops: Hop[] } | { kind: 'outcome'; outcome: Outcome };
+
+export interface RouteOptions { dnsServers: readonly string[]; deliveryPort: number; relay: string | null }
+export interface Router { route(domain: string): Promise<Route> }
+
+const NO_RECORD = new Set(['ENOTFOUND', 'ENODATA']);
+const errCode = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+const bounced = (response: string, restrict: boolean): Route => ({ kind: 'outcome', outcome: { kind: 'bounced', scope: 'recipient', response, restrict } });
+const deferred = (response: string): Route => ({ kind: 'outcome', outcome: { kind: 'deferred', scope: 'site', response } });
+
+export function relayHop(relay: string): Hop {
+  const u = new URL(relay);
+  const secure = u.protocol === 'smtps:';
+  const auth = u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : undefined;
+  return { host: u.hostname.replace(/^\[|\]$/g, ''), address: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || (secure ? 465 : 25)), secure, auth };
+}
+
+export function createRouter(o: RouteOptions): Router {
+  if (o.relay !== null) {
+    const hop = relayHop(o.relay);
+    return { route: async () => ({ kind: 'hops', hops: [hop] }) };
+  }
+  const resolver = new dnsPromises.Resolver({ timeout: 3000, tries: 2 });
+  if (o.dnsServers.length) resolver.setServers([...o.dnsServers]);
+  // Successful answers are kept briefly: a burst to one domain must not cost a lookup per mail.
+  const cache = new Map<string, { until: number; route: Route }>();
+
+  async function addresses(host: string): Promise<{ list: string[]; failed: boolean }> {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const list = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+    const failed = [v4, v6].some((r) => r.status === 'rejected' && !NO_RECORD.has(errCode(r.reason)));
+    return { list, failed };
+  }
+
+  async function lookup(domain: string): Promise<Route> {
+    let mx: { exchange: string; priority: number }[];
+    try {
+      mx = await resolver.resolveMx(domain);
+    } catch (err) {
+      const code = errCode(err);
+      if (code === 'ENOTFOUND') return bounced(`550 5.1.2 domain ${domain} does not exist (DNS NXDOMAIN)`, false);
+      if (code !== 'ENODATA') return deferred(`451 4.4.3 DNS lookup of ${domain} MX failed: ${code}`);
+      mx = [];
+    }
+    if (mx.length === 1 && (mx[0].exchange === '' || mx[0].exchange === '.')) {
+      return bounced(`556 5.1.10 domain ${domain} accepts no mail (null MX)`, true);
+    }
+    // No MX: the domain itself is the implicit MX (RFC 5321 §5.1).
+    const exchanges = mx.length ? [...mx].sort((a, b) => a.priority - b.priority).map((m) => m.exchange.replace(/\.$/, '')) : [domain];
+    const hops: Hop[] = [];
+    let failed = false;
+    for (const host of exchanges) {
+      const a = await addresses(host);
+      failed ||= a.failed;
+      for (const address of a.list) hops.push({ host, address, port: o.deliveryPort, secure: false });
+    }
+    if (hops.length) return { kind: 'hops', hops };
+    if (failed) return deferred(`451 4.4.3 DNS lookup of the mail hosts of ${domain} failed`);
+    return bounced(`550 5.1.2 domain ${domain} has no mail host (no MX, A or AAAA)`, false);
+  }
+
+  return {
+    async route(domain) {
+      const hit = cache.get(domain);
+      if (hit && hit.until > Date.now()) return hit.route;
+      const route = await lookup(domain);
+      if (route.kind === 'hops') {
+        if (cache.size > 10_000) cache.clear();
+        cache.set(domain, { until: Date.now() + 30_000, route });
+      }
+      return route;
+    },
+  };
+}

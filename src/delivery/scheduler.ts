@@ -1,0 +1,136 @@
+/**
+ * The scheduler (= Postfix qmgr): moves due mails from the store into a small in-memory ready
+ * buffer (claimed, so a crash leaves a trace), then starts attempts round-robin across
+ * destinations under a per-destination and a global concurrency limit. The buffer is bounded:
+ * a million queued mails cost disk, not heap.
+ */
+import type { Db } from '../store/db';
+import type { Logger } from '../lib/log';
+import { claimMails, nextDue, releaseClaims, scanDue } from './queue';
+
+export interface SchedulerOptions {
+  db: Db;
+  log: Logger;
+  /** Runs one claimed mail to its outcome; never rejects for an expected delivery failure. */
+  run: (id: number) => Promise<void>;
+  globalLimit: number;
+  destinationLimit: number;
+  /** Most mails held claimed in memory at once. */
+  bufferSize?: number;
+  leaseMs?: number;
+}
+
+export interface Scheduler { start(): void; wake(): void; stop(timeoutMs: number): Promise<void> }
+
+export function createScheduler(o: SchedulerOptions): Scheduler {
+  const bufferSize = o.bufferSize ?? Math.max(1000, o.globalLimit * 4);
+  const leaseMs = o.leaseMs ?? 10 * 60_000;
+  const ready = new Map<string, number[]>(); // destination → claimed mail ids, in due order
+  const active = new Map<string, number>(); // destination → attempts in flight
+  const running = new Set<Promise<void>>();
+  let buffered = 0;
+  let stopped = true;
+  let scheduled = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  function refill(): void {
+    if (buffered > bufferSize / 2) return;
+    const now = Date.now();
+    const rows = scanDue(o.db, now, bufferSize - buffered);
+    if (!rows.length) return;
+    claimMails(o.db, rows.map((r) => r.id), now, leaseMs);
+    for (const r of rows) {
+      const q = ready.get(r.rcpt_domain);
+      if (q) q.push(r.id);
+      else ready.set(r.rcpt_domain, [r.id]);
+    }
+    buffered += rows.length;
+  }
+
+  function launch(dest: string, id: number): void {
+    active.set(dest, (active.get(dest) ?? 0) + 1);
+    const p = o.run(id)
+      .catch((err: unknown) => o.log.error({ event: 'delivery.error', err, mail_row: id }, 'delivery attempt failed unexpectedly'))
+      .finally(() => {
+        running.delete(p);
+        const n = (active.get(dest) ?? 1) - 1;
+        if (n > 0) active.set(dest, n);
+        else active.delete(dest);
+        schedule();
+      });
+    running.add(p);
+  }
+
+  /** Starts what the limits allow, one mail per destination per round (fairness). */
+  function dispatch(): void {
+    let progress = true;
+    while (progress && running.size < o.globalLimit) {
+      progress = false;
+      for (const [dest, q] of ready) {
+        if (running.size >= o.globalLimit) return;
+        if ((active.get(dest) ?? 0) >= o.destinationLimit) continue;
+        const id = q.shift();
+        if (q.length === 0) ready.delete(dest);
+        if (id === undefined) continue;
+        buffered--;
+        launch(dest, id);
+        progress = true;
+      }
+    }
+  }
+
+  function arm(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (stopped) return;
+    const next = nextDue(o.db);
+    if (next === null) return;
+    // Due mails still waiting for a slot are picked up by the completion of an attempt.
+    const delay = next <= Date.now() ? 1000 : Math.min(next - Date.now(), 60_000);
+    timer = setTimeout(() => schedule(), delay);
+    timer.unref();
+  }
+
+  function pump(): void {
+    scheduled = false;
+    if (stopped) return;
+    try {
+      refill();
+      dispatch();
+      arm();
+    } catch (err) {
+      o.log.error({ event: 'delivery.scheduler_error', err }, 'scheduler pass failed');
+      timer = setTimeout(() => schedule(), 1000);
+      timer.unref();
+    }
+  }
+
+  function schedule(): void {
+    if (scheduled || stopped) return;
+    scheduled = true;
+    setImmediate(pump);
+  }
+
+  return {
+    start() {
+      stopped = false;
+      const resumed = releaseClaims(o.db, Date.now());
+      if (resumed) o.log.info({ event: 'delivery.resumed', mails: resumed }, `resumed ${resumed} mails left in flight`);
+      schedule();
+    },
+    wake: schedule,
+    async stop(timeoutMs) {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      // Claimed but not started: hand them back now, so nothing waits for a lease.
+      const waiting = [...ready.values()].flat();
+      ready.clear();
+      buffered = 0;
+      if (waiting.length) releaseClaims(o.db, Date.now(), waiting);
+      let deadline: NodeJS.Timeout | undefined;
+      const expired = new Promise<void>((resolve) => { deadline = setTimeout(resolve, timeoutMs); });
+      await Promise.race([Promise.allSettled([...running]), expired]);
+      clearTimeout(deadline);
+    },
+  };
+}

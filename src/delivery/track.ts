@@ -1,0 +1,48 @@
+/**
+ * Per-recipient tracking of one outgoing copy: an open pixel in each html part, every http(s) link
+ * rewritten to a signed click link, and the RFC 8058 List-Unsubscribe pair. Works on the spooled
+ * bytes (mime.ts), so SMTP-submitted and API-assembled messages are treated alike.
+ */
+import type { LinkBuilder } from '../tracking/links';
+import { rewriteEntity } from './mime';
+import { parseHeaderFields, splitMessage } from './sign';
+
+const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#38': '&', '#x26': '&' };
+const decodeAttr = (s: string): string => s.replace(/&(amp|lt|gt|quot|apos|#38|#x26);/gi, (m, e: string) => entities[e.toLowerCase()] ?? m);
+const encodeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+
+/** Rewrites the links of one html document and adds the pixel before </body> (or at the end). */
+export function trackHtml(html: string, mailId: string, links: LinkBuilder): string {
+  const withLinks = html.replace(/(<a\b[^>]*?\bhref\s*=\s*)(["'])\s*(https?:\/\/[^"']*?)\s*\2/gi, (_m, pre: string, _q: string, url: string) =>
+    `${pre}"${encodeAttr(links.click(mailId, decodeAttr(url)))}"`);
+  const pixel = `<img src="${encodeAttr(links.open(mailId))}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`;
+  const end = withLinks.search(/<\/body\s*>(?![\s\S]*<\/body\s*>)/i);
+  return end < 0 ? withLinks + pixel : withLinks.slice(0, end) + pixel + withLinks.slice(end);
+}
+
+/** Headers the platform writes at delivery; a value the client sent is replaced, not doubled. */
+const managed = new Set(['list-unsubscribe', 'list-unsubscribe-post']);
+
+export interface TrackOptions { mailId: string; links: LinkBuilder; unsubscribeMailto: string; trackHtml: boolean }
+
+/** The recipient's copy: tracked html, List-Unsubscribe headers first. Input and output are CRLF bytes. */
+export function trackMessage(raw: Buffer, o: TrackOptions): Buffer {
+  const { head, body } = splitMessage(raw);
+  const rewritten = o.trackHtml
+    ? rewriteEntity(head, body.toString('latin1'), (html) => trackHtml(html, o.mailId, o.links))
+    : { head, body: body.toString('latin1') };
+  const fields = parseHeaderFields(rewritten.head).filter((f) => !managed.has(f.name)).map((f) => f.text);
+  const unsubscribe = [
+    `List-Unsubscribe: <${o.links.unsubscribe(o.mailId)}>,\r\n <mailto:${o.unsubscribeMailto}?subject=unsubscribe>`,
+    'List-Unsubscribe-Post: List-Unsubscribe=One-Click',
+  ];
+  return Buffer.from(`${[...unsubscribe, ...fields].join('\r\n')}\r\n\r\n${rewritten.body}`, 'latin1');
+}
+
+/** Bare LF and lone CR become CRLF: SMTP and DKIM both speak CRLF lines. */
+export function toCrlf(raw: Buffer): Buffer {
+  if (raw.indexOf('\n') < 0) return raw;
+  const s = raw.toString('latin1');
+  if (!/(^|[^\r])\n/.test(s)) return raw;
+  return Buffer.from(s.replace(/\r?\n/g, '\r\n'), 'latin1');
+}

@@ -1,0 +1,82 @@
+/**
+ * The SMTP client: the only module that opens outgoing SMTP connections. One nodemailer pool per
+ * (address, port, credentials), so consecutive mails to the same host reuse its connections; EHLO
+ * ESTAFETA_HOSTNAME; opportunistic STARTTLS (certificate not checked: any TLS beats none, RFC 7435),
+ * retried once in clear text when the TLS handshake itself fails. Idle pools close after 30 s.
+ */
+import net from 'node:net';
+import nodemailer, { type Transporter } from 'nodemailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import type { Hop } from './route';
+import { classifyError, classifyReply, type Outcome } from './outcome';
+
+export interface Envelope { from: string; to: string }
+export interface Transport {
+  send(hop: Hop, envelope: Envelope, raw: Buffer): Promise<Outcome>;
+  close(): void;
+}
+
+interface Pool { mailer: Transporter<SMTPPool.SentMessageInfo>; lastUsed: number; active: number }
+
+export interface TransportOptions { hostname: string; maxConnections: number; idleMs?: number }
+
+export function createTransport(o: TransportOptions): Transport {
+  const pools = new Map<string, Pool>();
+  const idleMs = o.idleMs ?? 30_000;
+
+  function pool(hop: Hop, plain: boolean): Pool {
+    const key = `${hop.address}|${hop.port}|${hop.secure}|${hop.auth?.user ?? ''}|${plain}`;
+    let p = pools.get(key);
+    if (!p) {
+      const options: SMTPPool.Options = {
+        pool: true, host: hop.address, port: hop.port, secure: hop.secure, name: o.hostname,
+        maxConnections: o.maxConnections, maxMessages: Infinity, ignoreTLS: plain,
+        tls: { rejectUnauthorized: false, ...(net.isIP(hop.host) ? {} : { servername: hop.host }) },
+        auth: hop.auth, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 120_000, logger: false,
+      };
+      p = { mailer: nodemailer.createTransport(options), lastUsed: Date.now(), active: 0 };
+      pools.set(key, p);
+    }
+    return p;
+  }
+
+  async function sendVia(p: Pool, envelope: Envelope, raw: Buffer): Promise<Outcome> {
+    p.active++;
+    try {
+      const info = await p.mailer.sendMail({ envelope: { from: envelope.from, to: [envelope.to] }, raw });
+      const response = String(info.response ?? '250 OK');
+      const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
+      return classifyReply(code, response, 'message');
+    } catch (err) {
+      return classifyError(err);
+    } finally {
+      p.active--;
+      p.lastUsed = Date.now();
+    }
+  }
+
+  const sweep = setInterval(() => {
+    const cutoff = Date.now() - idleMs;
+    for (const [key, p] of pools) {
+      if (p.active === 0 && p.lastUsed < cutoff) {
+        p.mailer.close();
+        pools.delete(key);
+      }
+    }
+  }, Math.min(idleMs, 15_000));
+  sweep.unref();
+
+  return {
+    async send(hop, envelope, raw) {
+      const outcome = await sendVia(pool(hop, false), envelope, raw);
+      const tlsFailed = outcome.kind === 'deferred' && outcome.scope === 'site' && /^ETLS\b/.test(outcome.response);
+      if (!tlsFailed || hop.secure) return outcome;
+      return sendVia(pool(hop, true), envelope, raw);
+    },
+    close() {
+      clearInterval(sweep);
+      for (const p of pools.values()) p.mailer.close();
+      pools.clear();
+    },
+  };
+}

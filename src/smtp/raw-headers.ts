@@ -1,0 +1,43 @@
+/**
+ * Removes header fields from a message's raw bytes while keeping everything else byte for byte:
+ * the other header lines (folded continuation lines included, RFC 5322 §2.2.3) and the body.
+ * Works on latin1 text so 8-bit and UTF-8 header bytes survive the round trip unchanged.
+ */
+
+/** Offset of the blank line that ends the header section (the body starts after it). */
+function headerEnd(raw: Buffer): number {
+  let pos = 0;
+  while (pos < raw.length) {
+    const nl = raw.indexOf(0x0a, pos);
+    if (nl === -1) return raw.length; // no body at all: everything is header
+    const empty = nl === pos || (nl === pos + 1 && raw[pos] === 0x0d);
+    if (empty) return pos;
+    pos = nl + 1;
+  }
+  return raw.length;
+}
+
+/** Drops every field whose (case-insensitive) name makes `drop` true, with its continuations. */
+export function stripHeaderFields(raw: Buffer, drop: (lowerName: string) => boolean): Buffer {
+  const end = headerEnd(raw);
+  const header = raw.subarray(0, end).toString('latin1');
+  const lines = header.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  let kept = '';
+  let dropping = false;
+  let changed = false;
+  for (const line of lines) {
+    const continuation = line.startsWith(' ') || line.startsWith('\t');
+    if (!continuation) {
+      const colon = line.indexOf(':');
+      const name = (colon === -1 ? line : line.slice(0, colon)).trim().toLowerCase();
+      dropping = colon !== -1 && drop(name);
+    }
+    if (dropping) changed = true;
+    else kept += line;
+  }
+  if (!changed) return raw;
+  return Buffer.concat([Buffer.from(kept, 'latin1'), raw.subarray(end)]);
+}
+
+/** The fields the submission door removes: the platform's X-Svc-* and Bcc (never delivered). */
+export const isPrivateHeader = (lowerName: string): boolean => lowerName.startsWith('x-svc-') || lowerName === 'bcc';

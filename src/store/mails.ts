@@ -1,0 +1,133 @@
+/**
+ * Mails: one row per recipient of a message, with its status and its log (mail_logs, the
+ * customer-visible events). List queries stay on this one table: the message columns the
+ * filters need are copied onto each mail row at acceptance.
+ */
+import type { Db } from './db';
+import { likeContains, likePrefix } from './db';
+import { listPage, Where, type Page, type PageRequest } from './page';
+
+export interface MailRow {
+  id: number;
+  mail_id: string;
+  message_id: number;
+  instance_id: number;
+  msg_id: string;
+  rcpt: string;
+  rcpt_domain: string;
+  rcpt_kind: string;
+  subject: string;
+  sender_id: number | null;
+  sender_email: string | null;
+  custom_msg_id: string | null;
+  custom_group_code: string | null;
+  status: number;
+  charged: number;
+  opens: number;
+  clicks: number;
+  attempts: number;
+  next_attempt_at: number | null;
+  received_at: number;
+  queued_at: number | null;
+  schedule_at: number | null;
+  sent_at: number | null;
+  final_at: number | null;
+}
+
+export interface MailInsert {
+  mailId: string;
+  messageId: number;
+  msgId: string;
+  rcpt: string;
+  rcptDomain: string;
+  rcptKind: 'to' | 'cc' | 'bcc';
+  subject: string;
+  senderId: number | null;
+  senderEmail: string | null;
+  customMsgId: string | null;
+  customGroupCode: string | null;
+  status: number;
+  charged: boolean;
+  nextAttemptAt: number | null;
+  receivedAt: number;
+  queuedAt: number | null;
+  finalAt: number | null;
+}
+
+export interface MailLogInsert { at: number; event: string; status: number | null; detail?: string | null; response?: string | null }
+
+export function insertMail(db: Db, instanceId: number, m: MailInsert): number {
+  const r = db.prepare(
+    `INSERT INTO mails (mail_id, message_id, instance_id, msg_id, rcpt, rcpt_domain, rcpt_kind, subject, sender_id, sender_email,
+       custom_msg_id, custom_group_code, status, charged, next_attempt_at, received_at, queued_at, final_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(m.mailId, m.messageId, instanceId, m.msgId, m.rcpt, m.rcptDomain, m.rcptKind, m.subject, m.senderId, m.senderEmail,
+    m.customMsgId, m.customGroupCode, m.status, m.charged ? 1 : 0, m.nextAttemptAt, m.receivedAt, m.queuedAt, m.finalAt);
+  return Number(r.lastInsertRowid);
+}
+
+export function insertMailLog(db: Db, mailRow: number, l: MailLogInsert): void {
+  db.prepare('INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?)')
+    .run(mailRow, l.at, l.event, l.status, l.detail ?? null, l.response ?? null);
+}
+
+export interface MailFilter {
+  from: number;
+  to: number;
+  msgId?: string;
+  mailId?: string;
+  senderId?: number;
+  recipient?: string;
+  recipientPrefix?: boolean;
+  customMsgId?: string;
+  customGroupCode?: string;
+  subject?: string;
+  status?: number;
+  opened?: 'all' | 'opened' | 'unopened';
+}
+
+/**
+ * Newest first. The count is skipped (total_items null) when a filter cannot use an index and
+ * the window is the whole table: partial subject, prefix recipient, opened.
+ */
+export function listMails(db: Db, instanceId: number, f: MailFilter, p: PageRequest): Page<MailRow> {
+  const w = new Where().add('instance_id = ?', instanceId).add('received_at >= ?', f.from).add('received_at < ?', f.to);
+  let costly = false;
+  if (f.msgId !== undefined) w.add('msg_id = ?', f.msgId);
+  if (f.mailId !== undefined) w.add('mail_id = ?', f.mailId);
+  if (f.senderId !== undefined) w.add('sender_id = ?', f.senderId);
+  if (f.recipient !== undefined) {
+    if (f.recipientPrefix) {
+      w.add("rcpt LIKE ? ESCAPE '\\'", likePrefix(f.recipient));
+      costly = true;
+    } else w.add('rcpt = ?', f.recipient);
+  }
+  if (f.customMsgId !== undefined) w.add('custom_msg_id = ?', f.customMsgId);
+  if (f.customGroupCode !== undefined) w.add('custom_group_code = ?', f.customGroupCode);
+  if (f.subject !== undefined) {
+    w.add("subject LIKE ? ESCAPE '\\'", likeContains(f.subject));
+    costly = true;
+  }
+  if (f.status !== undefined) w.add('status = ?', f.status);
+  if (f.opened === 'opened') w.add('opens > 0');
+  if (f.opened === 'unopened') w.add('status = 3 AND opens = 0');
+  if (f.opened === 'opened' || f.opened === 'unopened') costly = true;
+  // An exact id pins the rows to a handful: counting them is free whatever else is filtered.
+  if (f.msgId !== undefined || f.mailId !== undefined || (f.recipient !== undefined && !f.recipientPrefix)) costly = false;
+  return listPage<MailRow>(db, { select: '*', from: `FROM mails ${w}`, params: w.params, orderBy: 'received_at DESC, id DESC', withTotal: !costly }, p);
+}
+
+export function findMail(db: Db, instanceId: number, mailId: string): MailRow | undefined {
+  return db.prepare('SELECT * FROM mails WHERE instance_id = ? AND mail_id = ?').get(instanceId, mailId) as MailRow | undefined;
+}
+
+export interface MailLogRow { id: number; at: number; event: string; status: number | null; detail: string | null; response: string | null }
+
+/** The log of one mail (its row id, found through findMail with the instance), oldest first. */
+export function mailLogs(db: Db, instanceId: number, mailRow: number, p: PageRequest): Page<MailLogRow> {
+  return listPage<MailLogRow>(db, {
+    select: 'l.id, l.at, l.event, l.status, l.detail, l.response',
+    from: 'FROM mail_logs l JOIN mails m ON m.id = l.mail_row WHERE m.instance_id = ? AND l.mail_row = ?',
+    params: [instanceId, mailRow], orderBy: 'l.id',
+  }, p);
+}

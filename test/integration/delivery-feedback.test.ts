@@ -1,0 +1,90 @@
+import t from 'tap';
+import nodemailer from 'nodemailer';
+import { simpleParser } from 'mailparser';
+import { startWorld } from '../helpers/delivery-world';
+import { queueMail, mailState, mailLogs } from '../helpers/enqueue';
+import { waitFor } from '../helpers/service';
+
+const onList = (db: { prepare(s: string): { get(...a: unknown[]): unknown } }, rcpt: string, list: string): boolean =>
+  Boolean(db.prepare('SELECT 1 FROM suppressions WHERE recipient = ? AND list = ?').get(rcpt, list));
+
+t.test('a pixel fetch and a click are counted, the click redirects only to the signed URL, and one-click unsubscribe suppresses the recipient', async (t) => {
+  const w = await startWorld(t);
+  const q = await queueMail(w.ts.svc, { instanceId: w.instanceId, from: 'news@brand.test', to: ['ana@example.test'] });
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
+  const parsed = await simpleParser(w.sink.received[0].raw);
+  const html = String(parsed.html);
+  const pixel = /src="([^"]+\/t\/o\/[^"]+)"/.exec(html)?.[1] ?? '';
+  const click = (/href="([^"]+\/t\/c\/[^"]+)"/.exec(html)?.[1] ?? '').replace(/&amp;/g, '&');
+  const unsub = /<(http[^>]+\/t\/u\/[^>]+)>/.exec(w.sink.received[0].raw.toString())?.[1] ?? '';
+  t.ok(pixel.startsWith(w.ts.svc.config.publicUrl) && click.startsWith(w.ts.svc.config.publicUrl), 'links live under ESTAFETA_PUBLIC_URL');
+  // The configured public URL names port 0 (bound at start): reach the same paths on the real port.
+  const local = (u: string): string => w.ts.url + u.slice(w.ts.svc.config.publicUrl.length);
+
+  const img = await fetch(local(pixel));
+  t.equal(img.status, 200);
+  t.equal(img.headers.get('content-type'), 'image/gif');
+  const go = await fetch(local(click), { redirect: 'manual' });
+  t.equal(go.status, 302);
+  t.equal(go.headers.get('location'), 'https://example.org/a?x=1&y=2', 'redirects to the original URL');
+  const forged = await fetch(local(click).replace(/u=[^&]+/, `u=${encodeURIComponent('https://evil.test/')}`), { redirect: 'manual' });
+  t.equal(forged.status, 404, 'a URL not signed for this mail is not redirected to');
+  const st = mailState(w.ts.svc, q.mailIds[0]);
+  t.equal(st.opens, 1);
+  t.equal(st.clicks, 1);
+
+  const page = await fetch(local(unsub));
+  t.equal(page.status, 200, 'GET shows a confirmation page');
+  t.notOk(onList(w.ts.svc.db, 'ana@example.test', 'unsubscribes'), 'GET alone does not unsubscribe');
+  const post = await fetch(local(unsub), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  t.equal(post.status, 200);
+  t.ok(onList(w.ts.svc.db, 'ana@example.test', 'unsubscribes'), 'one-click POST unsubscribes');
+  const q2 = await queueMail(w.ts.svc, { instanceId: w.instanceId, from: 'news@brand.test', to: ['ana@example.test'] });
+  await waitFor(() => mailState(w.ts.svc, q2.mailIds[0]).status === 4, { what: 'next mail dropped' });
+});
+
+async function sendToMx(port: number, from: string, to: string, raw: string): Promise<void> {
+  const client = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, name: 'remote.test' });
+  try {
+    await client.sendMail({ envelope: { from, to: [to] }, raw });
+  } finally {
+    client.close();
+  }
+}
+
+const dsn = (to: string, rcpt: string): string => [
+  `From: MAILER-DAEMON@mx.example.test`, `To: ${to}`, 'Subject: Undelivered Mail', 'MIME-Version: 1.0',
+  'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"', '', '--b1', 'Content-Type: text/plain', '',
+  'The mail could not be delivered.', '--b1', 'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.example.test', '',
+  `Final-Recipient: rfc822; ${rcpt}`, 'Action: failed', 'Status: 5.1.1', 'Diagnostic-Code: smtp; 550 5.1.1 mailbox unavailable', '', '--b1--', '',
+].join('\r\n');
+
+const arf = (to: string, mailId: string): string => [
+  'From: fbl@isp.test', `To: ${to}`, 'Subject: FW: abuse report', 'MIME-Version: 1.0',
+  'Content-Type: multipart/report; report-type=feedback-report; boundary="b2"', '', '--b2', 'Content-Type: text/plain', '', 'This is an abuse report.',
+  '--b2', 'Content-Type: message/feedback-report', '', 'Feedback-Type: abuse', 'User-Agent: isp-fbl/1.0', 'Version: 1', '',
+  '--b2', 'Content-Type: text/rfc822-headers', '', `Return-Path: <bounces+${mailId}@brand.test>`, 'From: news@brand.test', 'Subject: Hello', '', '--b2--', '',
+].join('\r\n');
+
+t.test('the inbound MX turns a DSN into a bounce and an ARF report into a complaint, and relays nothing else', async (t) => {
+  const w = await startWorld(t);
+  const q = await queueMail(w.ts.svc, { instanceId: w.instanceId, from: 'news@brand.test', to: ['ana@example.test', 'bo@example.test'] });
+  await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent' });
+  const mx = w.ts.svc.ports.mx ?? 0;
+  const rp = `bounces+${q.mailIds[0]}@brand.test`;
+  await sendToMx(mx, '', rp, dsn(rp, 'ana@example.test'));
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).status, 6, 'the DSN bounced the mail it names');
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.response, /550 5\.1\.1 mailbox unavailable/);
+  t.ok(onList(w.ts.svc.db, 'ana@example.test', 'restrictions'), 'and restricted the address');
+
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', q.mailIds[1]));
+  t.ok(onList(w.ts.svc.db, 'bo@example.test', 'complaints'), 'the ARF report added a complaint');
+  t.equal(mailState(w.ts.svc, q.mailIds[1]).status, 3, 'a complaint does not change the delivery status');
+
+  const refusal = (p: Promise<void>): Promise<{ responseCode?: number; response?: string } | null> => p.then(() => null, (e: { responseCode?: number; response?: string }) => e);
+  const relay = await refusal(sendToMx(mx, 'a@remote.test', 'someone@example.test', 'Subject: relay?\r\n\r\nhi\r\n'));
+  t.equal(relay?.responseCode, 550, 'no open relay');
+  t.match(relay?.response, /5\.1\.1/);
+  const unknown = await refusal(sendToMx(mx, 'a@remote.test', 'bounces+nosuchmail@brand.test', 'Subject: x\r\n\r\nhi\r\n'));
+  t.equal(unknown?.responseCode, 550, 'unknown return paths are refused');
+});

@@ -1,0 +1,82 @@
+import t from 'tap';
+import zlib from 'node:zlib';
+import { sendFixture } from './send-fixture';
+
+const MB = 1024 * 1024;
+
+t.test('a gzip body is inflated and accepted', async (t) => {
+  const f = await sendFixture(t);
+  const body = { sender_email: f.sender, to: [{ email: f.rcpt('gz') }], subject: 'Zipped', html: '<p>z</p>' };
+  const r = await f.s.api('POST', '/v1/mails/send', { raw: zlib.gzipSync(JSON.stringify(body)), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+  t.equal(r.status, 200, r.text);
+  const list = await f.s.api('GET', `/v1/mails?msg_id=${r.body.message_id}`);
+  t.equal(list.body.data[0].subject, 'Zipped');
+  const broken = await f.s.api('POST', '/v1/mails/send', { raw: Buffer.from('not gzip at all'), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+  t.equal(broken.status, 400, 'a body that is not gzip is malformed');
+  const br = await f.s.api('POST', '/v1/mails/send', { raw: Buffer.from('{}'), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'br' } });
+  t.equal(br.status, 415, 'an unsupported encoding is 415');
+});
+
+t.test('a gzip bomb (small compressed, over 20 MB inflated) is 413 with max_bytes', async (t) => {
+  const f = await sendFixture(t);
+  // 200 MB of spaces inside a JSON string compresses to about 200 KB.
+  const bomb = zlib.gzipSync(Buffer.concat([Buffer.from('{"subject":"'), Buffer.alloc(200 * MB, 0x20), Buffer.from('"}')]), { level: 9 });
+  t.ok(bomb.length < 1 * MB, 'the compressed body is small');
+  const rssBefore = process.memoryUsage().rss;
+  const r = await f.s.api('POST', '/v1/mails/send', { raw: bomb, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+  t.equal(r.status, 413);
+  t.match(r.body, { code: 'request_too_large', max_bytes: 20 * MB });
+  t.ok(process.memoryUsage().rss - rssBefore < 150 * MB, 'the service did not inflate the bomb in memory');
+});
+
+t.test('a body over 20 MB is 413 request_too_large with max_bytes', async (t) => {
+  const f = await sendFixture(t);
+  const big = Buffer.concat([Buffer.from('{"subject":"'), Buffer.alloc(20 * MB, 0x61), Buffer.from('"}')]);
+  const r = await f.s.api('POST', '/v1/mails/send', { raw: big, headers: { 'Content-Type': 'application/json' } });
+  t.equal(r.status, 413);
+  t.match(r.body, { code: 'request_too_large', max_bytes: 20 * MB });
+});
+
+function multipart(parts: { name: string; value?: string; filename?: string; type?: string; content?: Buffer }[]): { body: Buffer; type: string } {
+  const boundary = 'estafeta-test-boundary';
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = `form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`;
+    const head = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`;
+    chunks.push(Buffer.from(head), p.content ?? Buffer.from(p.value ?? ''), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+t.test('multipart/form-data: JSON fields as strings, attachments as binary file parts', async (t) => {
+  const f = await sendFixture(t);
+  const fields = [
+    { name: 'sender_email', value: f.sender },
+    { name: 'to', value: JSON.stringify([{ email: f.rcpt('multi') }]) },
+    { name: 'subject', value: 'With files' },
+    { name: 'html', value: '<p>files</p>' },
+    { name: 'headers', value: JSON.stringify({ 'X-Form': 'yes' }) },
+    { name: 'test_mode', value: 'true' },
+  ];
+  const ok = multipart([...fields, { name: 'attachments', filename: 'bin.dat', type: 'application/octet-stream', content: Buffer.from([0, 1, 2, 255]) }]);
+  const r = await f.s.api('POST', '/v1/mails/send', { raw: ok.body, headers: { 'Content-Type': ok.type } });
+  t.equal(r.status, 200, r.text);
+  const list = await f.s.api('GET', `/v1/mails?msg_id=${r.body.message_id}`);
+  t.equal(list.body.data[0].subject, 'With files');
+
+  const text = multipart([...fields, { name: 'attachments', value: 'not a file' }]);
+  const bad = await f.s.api('POST', '/v1/mails/send', { raw: text.body, headers: { 'Content-Type': text.type } });
+  t.equal(bad.status, 422, 'a text part named attachments');
+  t.equal(bad.body.errors[0].pointer, '/attachments');
+
+  const badJson = multipart([...fields.filter((p) => p.name !== 'to'), { name: 'to', value: '[{"email":' }]);
+  const bj = await f.s.api('POST', '/v1/mails/send', { raw: badJson.body, headers: { 'Content-Type': badJson.type } });
+  t.equal(bj.status, 422);
+  t.equal(bj.body.errors[0].pointer, '/to');
+
+  const huge = multipart([...fields, { name: 'attachments', filename: 'big.bin', type: 'application/octet-stream', content: Buffer.alloc(10 * MB + 1, 7) }]);
+  const tooBig = await f.s.api('POST', '/v1/mails/send', { raw: huge.body, headers: { 'Content-Type': huge.type } });
+  t.equal(tooBig.status, 413, 'a file part over 10 MB');
+  t.equal(tooBig.body.code, 'request_too_large');
+});

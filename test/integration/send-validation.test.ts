@@ -1,0 +1,78 @@
+import t from 'tap';
+import { sendFixture } from './send-fixture';
+
+const b64 = (n: number): string => Buffer.alloc(n, 1).toString('base64');
+
+t.test('every contract violation is a 422 whose errors[] point at the field', async (t) => {
+  const f = await sendFixture(t);
+  const many = Array.from({ length: 51 }, (_, i) => ({ email: f.rcpt(`r${i}`) }));
+  const cases: [string, Record<string, unknown>, string, RegExp?][] = [
+    ['subject missing without template_id', { subject: undefined }, '/subject'],
+    ['html missing without template_id', { html: undefined }, '/html'],
+    ['subject sent with template_id', { template_id: 1, html: undefined }, '/subject', /template_id/],
+    ['html sent with template_id', { template_id: 1, subject: undefined }, '/html', /template_id/],
+    ['text sent with template_id', { template_id: 1, subject: undefined, html: undefined, text: 'x' }, '/text'],
+    ['subject over 254 characters', { subject: 'x'.repeat(255) }, '/subject'],
+    ['empty subject', { subject: '' }, '/subject'],
+    ['empty html', { html: '' }, '/html'],
+    ['empty text', { text: '' }, '/text'],
+    ['more than 50 recipients', { to: many.slice(0, 30), cc: many.slice(30, 45), bcc: many.slice(45) }, '/to'],
+    ['no recipient', { to: [] }, '/to'],
+    ['invalid to address', { to: [{ email: 'not-an-address' }] }, '/to/0/email'],
+    ['invalid cc address', { cc: [{ email: 'a@@b' }] }, '/cc/0/email'],
+    ['invalid bcc address', { bcc: [{ email: 'x y@example.com' }] }, '/bcc/0/email'],
+    ['invalid reply_to', { reply_to: { email: 'nope' } }, '/reply_to/email'],
+    ['invalid sender_email', { sender_email: 'nope' }, '/sender_email'],
+    ['more than 15 headers', { headers: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`X-H${i}`, 'v'])) }, '/headers'],
+    ['a structure header', { headers: { From: 'a@b.test' } }, '/headers/From', /sender_email/],
+    ['Reply-To as a header', { headers: { 'Reply-To': 'a@b.test' } }, '/headers/Reply-To', /reply_to/],
+    ['Bcc as a header', { headers: { bcc: 'a@b.test' } }, '/headers/bcc', /bcc/],
+    ['a platform header', { headers: { 'Message-ID': '<a@b>' } }, '/headers/Message-ID', /custom_msg_id/],
+    ['List-Unsubscribe', { headers: { 'List-Unsubscribe': '<mailto:a@b>' } }, '/headers/List-Unsubscribe'],
+    ['the x-svc- prefix', { headers: { 'X-Svc-Category': 'a' } }, '/headers/X-Svc-Category', /category/],
+    ['a header name over 126', { headers: { ['X-' + 'a'.repeat(125)]: 'v' } }, `/headers/X-${'a'.repeat(125)}`],
+    ['a header name with a space', { headers: { 'X Bad': 'v' } }, '/headers/X Bad'],
+    ['a header value over 995', { headers: { 'X-Long': 'v'.repeat(996) } }, '/headers/X-Long'],
+    ['name plus value over 996', { headers: { 'X-Long': 'v'.repeat(991) } }, '/headers/X-Long'],
+    ['a header value with a line break', { headers: { 'X-Inject': 'a\r\nBcc: x@y.test' } }, '/headers/X-Inject'],
+    ['attachment not strict base64', { attachments: [{ type: 'text/plain', filename: 'a.txt', content: 'aGVsbG8=\n' }] }, '/attachments/0/content'],
+    ['attachment type not type/subtype', { attachments: [{ type: 'text', filename: 'a.txt', content: 'aGVsbG8=' }] }, '/attachments/0/type'],
+    ['attachment with an empty filename', { attachments: [{ type: 'text/plain', filename: '', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
+    ['attachment with empty content', { attachments: [{ type: 'text/plain', filename: 'a', content: '' }] }, '/attachments/0/content'],
+    ['more than 20 attachments', { attachments: Array.from({ length: 21 }, () => ({ type: 'text/plain', filename: 'a', content: 'aGk=' })) }, '/attachments'],
+    ['attachments over 10 MB decoded', { attachments: [{ type: 'application/octet-stream', filename: 'a', content: b64(6 * 1024 * 1024) }, { type: 'application/octet-stream', filename: 'b', content: b64(4 * 1024 * 1024 + 1) }] }, '/attachments'],
+    ['html over 5 MB in UTF-8 bytes', { html: 'é'.repeat(2.5 * 1024 * 1024 + 1) }, '/html'],
+    ['a category without letter or digit', { category: '--- !!' }, '/category'],
+    ['a category over 255', { category: 'a'.repeat(256) }, '/category'],
+    ['custom_msg_id over 254', { custom_msg_id: 'a'.repeat(255) }, '/custom_msg_id'],
+    ['an unknown field', { colour: 'red' }, '/colour'],
+  ];
+  for (const [name, overrides, pointer, message] of cases) {
+    const r = await f.send(overrides);
+    t.equal(r.status, 422, name);
+    t.equal(r.body.code, 'validation_error', name);
+    const item = (r.body.errors ?? []).find((e: any) => e.pointer === pointer);
+    t.ok(item, `${name}: an error at ${pointer} (got ${JSON.stringify(r.body.errors)})`);
+    if (message && item) t.match(item.message, message, `${name}: the message names the field to use`);
+  }
+  const list = await f.s.api('GET', '/v1/mails');
+  t.equal(list.body.data.length, 0, 'nothing was accepted');
+});
+
+t.test('a body that is not JSON is 400, another content type 415', async (t) => {
+  const f = await sendFixture(t);
+  const bad = await f.s.api('POST', '/v1/mails/send', { raw: '{"to": [', headers: { 'Content-Type': 'application/json' } });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'malformed_request');
+  const xml = await f.s.api('POST', '/v1/mails/send', { raw: '<x/>', headers: { 'Content-Type': 'application/xml' } });
+  t.equal(xml.status, 415);
+});
+
+t.test('the send needs the mail:send scope', async (t) => {
+  const f = await sendFixture(t);
+  const k = await f.s.cli('apikey', 'create', f.slug, '--scopes', 'mail:read', '--json');
+  const r = await f.s.api('POST', '/v1/mails/send', { key: k.json.api_key, body: { sender_email: f.sender, to: [{ email: f.rcpt('a') }], subject: 's', html: 'h' } });
+  t.equal(r.status, 403);
+  const list = await f.s.api('GET', '/v1/mails', { key: k.json.api_key });
+  t.equal(list.status, 200, 'mail:read lists');
+});

@@ -1,0 +1,153 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import nodemailer from 'nodemailer';
+import { startTestService, type TapLike, type TestService } from '../helpers/service';
+import { smtpConnect, type Client } from '../helpers/smtp-client';
+
+const queued = /^250 2\.0\.0 Ok: queued as (\S+)$/;
+
+async function session(t: TapLike, s: TestService): Promise<{ slug: string; from: string; rcpt: (local: string) => string; c: Client }> {
+  const { slug, key } = await s.tenant();
+  const c = await smtpConnect(t, s.svc.ports.smtp as number);
+  const err = await c.login(slug, key);
+  if (err) throw err;
+  return { slug, from: `sandbox@${slug}.sandbox.test`, rcpt: (local) => `${local}@${slug}.sandbox.test`, c };
+}
+
+const message = (from: string, to: string, subject: string, extra = ''): string =>
+  `From: Sandbox <${from}>\r\nTo: <${to}>\r\nSubject: ${subject}\r\n${extra}MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nhello\r\n`;
+
+t.test('a message from the sandbox sender is queued, named in the 250 reply and listed by GET /v1/mails', async (t) => {
+  const s = await startTestService(t);
+  // Paused so the spool file stays to be read: the sandbox capture would finish and remove it.
+  await s.svc.delivery.stop();
+  const { slug, key } = await s.tenant();
+  const from = `sandbox@${slug}.sandbox.test`;
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1', port: s.svc.ports.smtp, secure: false, requireTLS: true,
+    tls: { rejectUnauthorized: false }, auth: { user: slug, pass: key },
+  });
+  t.teardown(() => transport.close());
+  const info = await transport.sendMail({
+    from: { name: 'Sandbox', address: from },
+    to: `x@${slug}.sandbox.test`,
+    cc: `y@${slug}.sandbox.test`,
+    bcc: `hidden@${slug}.sandbox.test`,
+    subject: 'Hello over SMTP',
+    text: 'plain body',
+    html: '<p>html body</p>',
+    headers: {
+      'X-Svc-Custom-Msg-Id': 'order-42',
+      'X-Svc-Group-Code': 'campaign-7',
+      'X-Svc-Category': 'Réunion Mensuelle',
+      'X-Svc-Test-Mode': 'true',
+      'X-Svc-Unknown': 'also removed',
+      'X-Client-Header': 'kept',
+    },
+  });
+  const m = queued.exec(info.response);
+  t.ok(m, `reply names the message: ${info.response}`);
+  const msgId = m?.[1] as string;
+  t.same([...info.accepted].sort(), [`hidden@${slug}.sandbox.test`, `x@${slug}.sandbox.test`, `y@${slug}.sandbox.test`]);
+
+  const list = await s.api('GET', `/v1/mails?msg_id=${encodeURIComponent(msgId)}`);
+  t.equal(list.status, 200);
+  const mails: Array<Record<string, unknown>> = list.body.data;
+  t.same(mails.map((x) => x.to).sort(), [`hidden@${slug}.sandbox.test`, `x@${slug}.sandbox.test`, `y@${slug}.sandbox.test`], 'one mail per envelope recipient');
+  for (const mail of mails) {
+    t.equal(mail.msg_id, msgId);
+    t.equal(mail.subject, 'Hello over SMTP');
+    t.equal(mail.sender, from);
+    t.equal(mail.custom_msg_id, 'order-42', 'X-Svc-Custom-Msg-Id mapped');
+    t.equal(mail.custom_group_code, 'campaign-7', 'X-Svc-Group-Code mapped');
+  }
+  const byCustom = await s.api('GET', '/v1/mails?custom_msg_id=order-42');
+  t.equal(byCustom.body.data.length, 3, 'findable by custom_msg_id');
+
+  const spooled = fs.readFileSync(path.join(s.dataDir, 'messages', `${msgId}.eml`));
+  const head = spooled.subarray(0, spooled.indexOf('\r\n\r\n')).toString('latin1');
+  t.notMatch(head, /^x-svc-/im, 'every X-Svc-* header stripped');
+  t.notMatch(head, /^bcc:/im, 'Bcc stripped');
+  t.notMatch(spooled.toString('latin1'), /hidden@/, 'the Bcc address appears nowhere');
+  t.match(head, /^X-Client-Header: kept$/m, 'other headers kept');
+  t.match(head, /^Cc: y@/m);
+  t.match(spooled.toString('latin1'), /<p>html body<\/p>/, 'client body kept');
+});
+
+t.test('folded X-Svc-* headers are removed with their continuation lines', async (t) => {
+  const s = await startTestService(t);
+  await s.svc.delivery.stop(); // keeps the spool file (see above)
+  const { from, rcpt, c } = await session(t, s);
+  const raw = message(from, rcpt('x'), 'Folded', 'X-Svc-Custom-Msg-Id:\r\n  folded-id\r\nX-Keep: one\r\n\ttwo\r\nBcc: a@b.test,\r\n c@d.test\r\n');
+  const { err, info } = await c.send(from, [rcpt('x')], raw);
+  t.equal(err, null);
+  const msgId = queued.exec(info?.response ?? '')?.[1] as string;
+  t.ok(msgId);
+  const spooled = fs.readFileSync(path.join(s.dataDir, 'messages', `${msgId}.eml`)).toString('latin1');
+  t.notMatch(spooled, /folded-id|X-Svc|c@d\.test|Bcc:/i);
+  t.match(spooled, /X-Keep: one\r\n\ttwo\r\n/, 'a kept folded header is byte-identical');
+  t.match(spooled, /\r\n\r\nhello\r\n$/, 'body unchanged');
+  const list = await s.api('GET', `/v1/mails?msg_id=${msgId}`);
+  t.equal(list.body.data[0].custom_msg_id, 'folded-id', 'unfolded value mapped');
+});
+
+t.test('an unregistered From is 550 5.7.1 sender_not_found; a sandbox sender to the outside is 550 5.7.1', async (t) => {
+  const s = await startTestService(t);
+  const { slug, from, rcpt, c } = await session(t, s);
+  const stranger = `nobody@${slug}.sandbox.test`;
+  const r1 = await c.send(stranger, [rcpt('x')], message(stranger, rcpt('x'), 'Hi'));
+  t.equal(r1.err?.responseCode, 550);
+  t.match(r1.err?.response, /^550 5\.7\.1 sender_not_found /);
+  const r2 = await c.send(from, ['someone@example.com'], message(from, 'someone@example.com', 'Hi'));
+  t.equal(r2.err?.responseCode, 550);
+  t.match(r2.err?.response, /^550 5\.7\.1 sandbox_relay_restricted /);
+  const r3 = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'Hi'));
+  t.match(r3.info?.response, queued, 'the session goes on after a refusal');
+});
+
+t.test('the 51st RCPT is 452 4.5.3 and the first 50 are accepted', async (t) => {
+  const s = await startTestService(t);
+  const { from, rcpt, c } = await session(t, s);
+  const to = Array.from({ length: 51 }, (_, i) => rcpt(`r${i}`));
+  const { err, info } = await c.send(from, to, message(from, to[0], 'Many'));
+  t.equal(err, null);
+  t.equal(info?.accepted.length, 50);
+  t.same(info?.rejected, [to[50]]);
+  t.equal(info?.rejectedErrors?.[0]?.responseCode, 452);
+  t.match(info?.rejectedErrors?.[0]?.response, /^452 4\.5\.3 validation_error /);
+  const msgId = queued.exec(info?.response ?? '')?.[1] as string;
+  t.equal((await s.api('GET', `/v1/mails?msg_id=${msgId}&page_size=100`)).body.data.length, 50);
+});
+
+t.test('a message over 15 MB is 552 5.3.4 without a SIZE declaration, and the session goes on', async (t) => {
+  const s = await startTestService(t);
+  const { from, rcpt, c } = await session(t, s);
+  const line = `${'a'.repeat(998)}\r\n`;
+  const big = message(from, rcpt('x'), 'Big').replace('hello\r\n', line.repeat(Math.ceil(15728640 / line.length) + 10));
+  t.ok(Buffer.byteLength(big) > 15728640);
+  const r1 = await c.send(from, [rcpt('x')], big);
+  t.equal(r1.err?.responseCode, 552);
+  t.match(r1.err?.response, /^552 5\.3\.4 request_too_large /);
+  const r2 = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'Small'));
+  t.match(r2.info?.response, queued);
+});
+
+t.test('a subject over 254 characters is 554 5.6.0; 254 is accepted', async (t) => {
+  const s = await startTestService(t);
+  const { from, rcpt, c } = await session(t, s);
+  const r1 = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 's'.repeat(255)));
+  t.equal(r1.err?.responseCode, 554);
+  t.match(r1.err?.response, /^554 5\.6\.0 validation_error .*\/subject/);
+  const r2 = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 's'.repeat(254)));
+  t.match(r2.info?.response, queued);
+});
+
+t.test('a key disabled mid-session stops the next message', async (t) => {
+  const s = await startTestService(t);
+  const { slug, from, rcpt, c } = await session(t, s);
+  t.match((await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'One'))).info?.response, queued);
+  t.equal((await s.cli('instance', 'disable', slug, '--json')).code, 0);
+  const r = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'Two'));
+  t.match(r.err?.response, /^535 5\.7\.8 forbidden /);
+});

@@ -1,0 +1,63 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import selfsigned from 'selfsigned';
+import { startTestService, tempDir } from '../helpers/service';
+import { lineClient } from '../helpers/smtp-client';
+
+const fingerprintOf = (pemFile: string): string => new crypto.X509Certificate(fs.readFileSync(pemFile)).fingerprint256;
+
+async function servedFingerprints(t: Tap, ports: { smtp?: number; smtps?: number }): Promise<[string | null, string | null]> {
+  const starttls = await lineClient(t, ports.smtp as number);
+  await starttls.cmd('EHLO client.test');
+  await starttls.starttls();
+  const implicit = await lineClient(t, ports.smtps as number, true);
+  const result: [string | null, string | null] = [starttls.peerFingerprint(), implicit.peerFingerprint()];
+  starttls.close();
+  implicit.close();
+  return result;
+}
+type Tap = Parameters<typeof lineClient>[0];
+
+t.test('a self-signed certificate is generated once in the data dir, served by both listeners and reused after a restart', async (t) => {
+  const dataDir = tempDir();
+  const env = { ESTAFETA_DATA_DIR: dataDir, ESTAFETA_SMTPS_PORT: '0' };
+  const first = await startTestService(t, env);
+  const certFile = path.join(dataDir, 'tls', 'smtp-cert.pem');
+  const keyFile = path.join(dataDir, 'tls', 'smtp-key.pem');
+  const fingerprint = fingerprintOf(certFile);
+  t.equal(fs.statSync(keyFile).mode & 0o077, 0, 'the key is readable by its owner only');
+  t.same(await servedFingerprints(t, first.svc.ports), [fingerprint, fingerprint]);
+  t.match(new crypto.X509Certificate(fs.readFileSync(certFile)).subject, /CN=mta\.estafeta\.test/);
+  await first.stop();
+
+  const second = await startTestService(t, env);
+  t.equal(fingerprintOf(certFile), fingerprint, 'not generated again');
+  t.same(await servedFingerprints(t, second.svc.ports), [fingerprint, fingerprint]);
+});
+
+t.test("the operator's certificate is served when ESTAFETA_TLS_CERT and ESTAFETA_TLS_KEY are set, and none is generated", async (t) => {
+  const dir = tempDir();
+  const pems = await selfsigned.generate([{ name: 'commonName', value: 'operator.test' }], { keySize: 2048, algorithm: 'sha256' });
+  fs.writeFileSync(path.join(dir, 'cert.pem'), pems.cert);
+  fs.writeFileSync(path.join(dir, 'key.pem'), pems.private);
+  const s = await startTestService(t, { ESTAFETA_TLS_CERT: path.join(dir, 'cert.pem'), ESTAFETA_TLS_KEY: path.join(dir, 'key.pem'), ESTAFETA_SMTPS_PORT: '0' });
+  const fingerprint = fingerprintOf(path.join(dir, 'cert.pem'));
+  t.same(await servedFingerprints(t, s.svc.ports), [fingerprint, fingerprint]);
+  t.notOk(fs.existsSync(path.join(s.dataDir, 'tls')), 'nothing generated');
+});
+
+t.test('a declared SIZE over 15728640 is refused at MAIL with 552 5.3.4; the limit itself is accepted', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const c = await lineClient(t, s.svc.ports.smtp as number);
+  await c.cmd('EHLO client.test');
+  await c.starttls();
+  await c.cmd('EHLO client.test');
+  t.match(await c.cmd(`AUTH PLAIN ${Buffer.from(`\0${slug}\0${key}`).toString('base64')}`), /^235 /);
+  t.match(await c.cmd(`MAIL FROM:<sandbox@${slug}.sandbox.test> SIZE=15728641`), /^552 5\.3\.4 request_too_large /);
+  t.match(await c.cmd(`MAIL FROM:<sandbox@${slug}.sandbox.test> SIZE=15728640`), /^250 /);
+  t.match(await c.cmd('RSET'), /^250 /);
+  t.match(await c.cmd('DATA'), /^503 5\.5\.1 /, "smtp-server's own replies carry an enhanced code too");
+});
