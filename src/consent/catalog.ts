@@ -9,6 +9,7 @@ import { insertPurpose } from '../store/catalog';
 import { mapPage, type Page, type PageRequest } from '../store/page';
 import { ServiceError } from '../errors';
 import { iso } from '../lib/time';
+import { parseJson } from '../lib/json';
 import { channels } from './contacts';
 
 export const termTypes = ['data_processing', 'service_terms', 'marketing', 'subscription', 'other'] as const;
@@ -67,7 +68,7 @@ function presentTerms(db: Db, instanceId: number, rows: store.TermRow[]) {
     name: t.name,
     type: t.type,
     purpose_ids: purposes.get(t.id) ?? [],
-    channels: JSON.parse(t.channels) as string[],
+    channels: parseJson<string[]>(t.channels, []),
     is_active: t.is_active === 1,
     created_at: iso(t.created_at),
     updated_at: iso(t.updated_at),
@@ -95,7 +96,7 @@ export interface NewTerm { name: string; type: string; purposeCodes: string[]; c
 
 export function addTerm(db: Db, instanceId: number, v: NewTerm, at: number): TermObject {
   if (!v.name.trim()) throw invalid('/name', 'The name must not be empty.', 'string_too_short');
-  if (!(termTypes as readonly string[]).includes(v.type)) throw invalid('/type', `The type is one of ${termTypes.join(', ')}.`, 'enum');
+  if (!termTypes.some((k) => k === v.type)) throw invalid('/type', `The type is one of ${termTypes.join(', ')}.`, 'enum');
   if (v.purposeCodes.length === 0) throw invalid('/purposes', 'A term covers at least one purpose.', 'too_short');
   if (v.channels.length === 0) throw invalid('/channels', 'A term covers at least one channel.', 'too_short');
   const chans = [...new Set(v.channels)].map((c, i) => {

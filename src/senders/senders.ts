@@ -48,8 +48,12 @@ export function requireSender(db: Db, instanceId: number, id: number): store.Sen
   return s;
 }
 
+/**
+ * Case-insensitive on the whole address: `News@` and `news@` are one mailbox to every provider
+ * that matters, so they are one sender (lookup at send time and uniqueness at creation alike).
+ */
 export function findSenderByEmail(db: Db, instanceId: number, email: string): store.SenderRow | undefined {
-  return db.prepare(`SELECT ${selectSender} ${fromSenders} WHERE s.instance_id = ? AND s.email_address = ? AND d.deleted_at IS NULL`).get(instanceId, email) as store.SenderRow | undefined;
+  return db.prepare(`SELECT ${selectSender} ${fromSenders} WHERE s.instance_id = ? AND s.email_address = ? COLLATE NOCASE AND d.deleted_at IS NULL`).get(instanceId, email) as store.SenderRow | undefined;
 }
 
 export function requireSenderByEmail(db: Db, instanceId: number, input: string): store.SenderRow {

@@ -7,7 +7,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { RunningService } from '../../src/service';
+import type { Db } from '../../src/store/db';
+
+/** The parts of a running service (or of a data dir opened by the test) that queueing needs. */
+export interface QueueTarget { db: Db; config: { dataDir: string; hostname: string }; delivery?: { wake(): void } }
 
 export interface QueueOptions {
   instanceId: number;
@@ -22,7 +25,7 @@ export interface QueueOptions {
 
 export interface Queued { msgId: string; mailIds: string[]; spoolFile: string }
 
-export async function queueMail(svc: RunningService, o: QueueOptions): Promise<Queued> {
+export async function queueMail(svc: QueueTarget, o: QueueOptions): Promise<Queued> {
   const msgId = `msg${crypto.randomBytes(6).toString('hex')}`;
   const raw = await new MailComposer({
     from: o.from, to: o.to, subject: o.subject ?? 'Hello', html: o.html ?? '<p>Hello <a href="https://example.org/a?x=1&amp;y=2">link</a></p>',
@@ -47,16 +50,16 @@ export async function queueMail(svc: RunningService, o: QueueOptions): Promise<Q
       ).run(mailIds[i], m.lastInsertRowid, o.instanceId, msgId, rcpt, rcpt.split('@')[1], o.subject ?? 'Hello', o.from, now, now, now);
     });
   })();
-  svc.delivery.wake();
+  svc.delivery?.wake();
   return { msgId, mailIds, spoolFile };
 }
 
 export interface MailState { status: number; attempts: number; opens: number; clicks: number; sent_at: number | null; next_attempt_at: number | null }
 
-export function mailState(svc: RunningService, mailId: string): MailState {
+export function mailState(svc: { db: Db }, mailId: string): MailState {
   return svc.db.prepare('SELECT status, attempts, opens, clicks, sent_at, next_attempt_at FROM mails WHERE mail_id = ?').get(mailId) as MailState;
 }
 
-export function mailLogs(svc: RunningService, mailId: string): { event: string; status: number; detail: string | null; response: string | null }[] {
+export function mailLogs(svc: { db: Db }, mailId: string): { event: string; status: number; detail: string | null; response: string | null }[] {
   return svc.db.prepare('SELECT l.event, l.status, l.detail, l.response FROM mail_logs l JOIN mails m ON m.id = l.mail_row WHERE m.mail_id = ? ORDER BY l.id').all(mailId) as never;
 }

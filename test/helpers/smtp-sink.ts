@@ -14,6 +14,8 @@ export interface SinkScript {
   reject?: (rcpt: string) => boolean;
   /** Close the connection without a reply at DATA for the first N messages. */
   dropFirst?: number;
+  /** Never answer DATA for the first N messages (an attempt stays in flight until the sink closes). */
+  holdFirst?: number;
   /** Require AUTH with these credentials (a relay). */
   auth?: { user: string; pass: string };
 }
@@ -22,14 +24,14 @@ export interface Sink {
   port: number;
   received: SunkMessage[];
   /** MAIL FROM counts including refused ones, and connections seen. */
-  stats: { connections: number; attempts: number };
+  stats: { connections: number; attempts: number; held: number };
   script: SinkScript;
   close(): Promise<void>;
 }
 
 export async function startSink(t: { teardown(fn: () => unknown): void }, script: SinkScript = {}): Promise<Sink> {
   const received: SunkMessage[] = [];
-  const stats = { connections: 0, attempts: 0 };
+  const stats = { connections: 0, attempts: 0, held: 0 };
   const sink: Partial<Sink> = { received, stats, script };
   const options: SMTPServerOptions = {
     disableReverseLookup: true,
@@ -64,6 +66,11 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, script
           // Simulates a crash of the remote MTA mid-transaction: the socket closes without a reply.
           const conns = (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> }).connections;
           for (const c of conns) if (c.id === session.id) c._socket.destroy();
+          return;
+        }
+        if (s.holdFirst && s.holdFirst > 0) {
+          s.holdFirst--;
+          stats.held++;
           return;
         }
         if (s.failFirst && s.failFirst > 0) {

@@ -29,9 +29,25 @@ t.test('a pixel fetch and a click are counted, the click redirects only to the s
   t.equal(go.headers.get('location'), 'https://example.org/a?x=1&y=2', 'redirects to the original URL');
   const forged = await fetch(local(click).replace(/u=[^&]+/, `u=${encodeURIComponent('https://evil.test/')}`), { redirect: 'manual' });
   t.equal(forged.status, 404, 'a URL not signed for this mail is not redirected to');
+  await fetch(local(pixel));
   const st = mailState(w.ts.svc, q.mailIds[0]);
-  t.equal(st.opens, 1);
+  t.equal(st.opens, 2);
   t.equal(st.clicks, 1);
+
+  const none = await w.ts.api('GET', '/v1/activities/opens');
+  t.equal(none.status, 200);
+  t.equal(none.body.data.length, 2, 'one record per open');
+  t.equal(none.body.pagination.total_items, 2);
+  t.match(none.body.data[0], { mail_id: q.mailIds[0], msg_id: q.msgId, to: 'ana@example.test', sender: 'news@brand.test', opened_at: /Z$/, sent_at: /Z$/ });
+  const byMail = await w.ts.api('GET', '/v1/activities/opens?group_by=mail_id');
+  t.same(byMail.body.data.map((r: { mail_id: string; open_count: number }) => [r.mail_id, r.open_count]), [[q.mailIds[0], 2]]);
+  t.equal(byMail.body.pagination.total_items, null, 'grouped lists carry no total');
+  const byMsg = await w.ts.api('GET', '/v1/activities/opens?group_by=msg_id');
+  t.match(byMsg.body.data[0], { msg_id: q.msgId, open_count: 2, recipients_opened: 1, rcpt_count: 1, subject: 'Hello' });
+  const bad = await w.ts.api('GET', '/v1/activities/opens?group_by=day');
+  t.equal(bad.status, 400);
+  const opened = await w.ts.api('GET', '/v1/mails?opened=opened');
+  t.same(opened.body.data?.map((m: { mail_id: string }) => m.mail_id), [q.mailIds[0]], 'the opened filter of the mail list sees the open');
 
   const page = await fetch(local(unsub));
   t.equal(page.status, 200, 'GET shows a confirmation page');

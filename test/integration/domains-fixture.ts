@@ -90,3 +90,8 @@ export function sharedWorld(file: TapLike): () => Promise<DomainWorld> {
 
 export const states = (d: any) => ({ mx: d.mx_status, spf: d.spf_status, dkim: d.dkim_status, dmarc: d.dmarc_status });
 export const allVerified = { mx: 'verified', spf: 'verified', dkim: 'verified', dmarc: 'verified' };
+
+/** A fresh service and tenant with one domain (default mail.example.com); s.api speaks as that tenant. */
+export async function domainFixture(t: TapLike, name = 'mail.example.com'): Promise<DomainFixture> {
+  return (await domainWorld(t)).domain(name);
+}

@@ -26,6 +26,10 @@ t.test('sender add requires a verified domain, then a unique address', async (t)
   t.equal(ok.json.is_consent_required, false);
   const dup = await f.s.cli('sender', 'add', f.slug, `News@${f.name}.`, '--json');
   t.equal(dup.json.code, 'sender_already_exists');
+  const dupCase = await f.s.cli('sender', 'add', f.slug, `news@${f.name}`, '--json');
+  t.equal(dupCase.json.code, 'sender_already_exists', 'addresses differing only in case are one sender');
+  const consent = await f.s.cli('sender', 'consent', f.slug, `NEWS@${f.name}`, '--none', '--json');
+  t.equal(consent.json.email_address, `News@${f.name}`, 'found whatever the case, shown as registered');
 });
 
 t.test('a revoked domain cannot get new senders', async (t) => {

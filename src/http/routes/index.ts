@@ -4,6 +4,7 @@ import type { HttpDeps } from '../deps';
 import { domainRoutes } from './domains';
 import { senderRoutes } from './senders';
 import { mailRoutes } from './mails';
+import { opensRoutes } from './opens';
 import { templateRoutes } from './templates';
 import { fieldRoutes } from './fields';
 import { formRoutes } from './forms';
@@ -16,6 +17,7 @@ export function registerRoutes(api: Api, deps: HttpDeps): void {
   domainRoutes(api, deps);
   senderRoutes(api, deps);
   mailRoutes(api, deps);
+  opensRoutes(api, deps);
   templateRoutes(api, deps);
   fieldRoutes(api, deps);
   formRoutes(api, deps);
