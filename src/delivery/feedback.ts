@@ -23,7 +23,7 @@ export function reportFields(text: string): Map<string, string[]> {
 /** mail_ids named in a text by the addresses and links the platform writes into every copy. */
 export function mailIdsIn(text: string): string[] {
   const ids = new Set<string>();
-  for (const m of text.matchAll(/(?:bounces|unsubscribe)\+([A-Za-z0-9_-]+)@|\/t\/[ocu]\/([A-Za-z0-9_-]+)\//g)) ids.add(m[1] ?? m[2]);
+  for (const m of text.matchAll(/(?:bounces|unsubscribe)\+([A-Za-z0-9._-]+)@|\/t\/[ocu]\/([A-Za-z0-9._-]+)\//g)) ids.add(m[1] ?? m[2]);
   return [...ids];
 }
 

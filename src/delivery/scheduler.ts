@@ -84,9 +84,9 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     timer = undefined;
     if (stopped) return;
     const next = nextDue(o.db);
-    if (next === null) return;
-    // Due mails still waiting for a slot are picked up by the completion of an attempt.
-    const delay = next <= Date.now() ? 1000 : Math.min(next - Date.now(), 60_000);
+    // Due mails still waiting for a slot are picked up by the completion of an attempt; an empty
+    // queue is still looked at every 30 s, for rows written without a wake() (another process).
+    const delay = next === null ? 30_000 : next <= Date.now() ? 1000 : Math.min(next - Date.now(), 30_000);
     timer = setTimeout(() => schedule(), delay);
     timer.unref();
   }

@@ -30,7 +30,7 @@ export function roleOf(db: Db, hostname: string, address: string): Role | null {
   const local = address.slice(0, at).toLowerCase();
   const domain = address.slice(at + 1).toLowerCase();
   if (local === 'complaints' && domain === hostname) return { kind: 'complaints' };
-  const m = /^(bounces|unsubscribe)\+([a-z0-9_-]+)$/i.exec(address.slice(0, at));
+  const m = /^(bounces|unsubscribe)\+([a-z0-9._-]+)$/i.exec(address.slice(0, at));
   if (!m) return null;
   const mailId = m[2];
   if (!findMailById(db, mailId)) return null;

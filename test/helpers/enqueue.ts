@@ -37,7 +37,7 @@ export async function queueMail(svc: QueueTarget, o: QueueOptions): Promise<Queu
   fs.writeFileSync(path.join(dir, spoolFile), raw);
   const now = o.receivedAt ?? Date.now();
   const db = svc.db;
-  const mailIds = o.to.map((_, i) => `${msgId}r${i}`);
+  const mailIds = o.to.map((_, i) => `${msgId}.r${i}`); // dotted like accept's ids
   db.transaction(() => {
     const m = db.prepare(
       `INSERT INTO messages (msg_id, instance_id, sender_email, subject, spool_file, size, attachment_bytes, door, pending, received_at)

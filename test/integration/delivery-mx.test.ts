@@ -36,3 +36,27 @@ t.test('a queued mail reaches the MX of its domain signed with the sender domain
   }
   await waitFor(() => !require('node:fs').existsSync(require('node:path').join(w.ts.dataDir, 'messages', q.spoolFile)), { what: 'spool removed' });
 });
+
+t.test('a send through the API from a validated domain is delivered signed, each recipient tracked apart, and its logs and opens are readable', async (t) => {
+  const w = await startWorld(t, { verify: true });
+  const send = await w.ts.api('POST', '/v1/mails/send', {
+    body: { sender_email: 'news@brand.test', to: [{ email: 'ana@example.test' }, { email: 'bo@example.test' }], subject: 'Launch', html: '<html><body><p>See <a href="https://brand.test/launch">it</a></p></body></html>', text: 'See it' },
+  });
+  t.equal(send.status, 200, JSON.stringify(send.body));
+  const list = await waitFor(async () => {
+    const r = await w.ts.api('GET', `/v1/mails?msg_id=${send.body.message_id}`);
+    return r.body.data?.length === 2 && r.body.data.every((m: { status: number }) => m.status === 3) ? r.body.data : null;
+  }, { what: 'both mails sent' });
+  t.equal(w.sink.received.length, 2);
+  for (const m of w.sink.received) {
+    const result = await dkimVerify(m.raw, { resolver: w.txtResolver });
+    t.equal(result.results[0]?.status.result, 'pass', `DKIM of the delivered bytes verifies for ${m.to[0]}`);
+    const mail = list.find((x: { to: string }) => x.to === m.to[0]);
+    t.equal(m.from, `bounces+${mail.mail_id}@brand.test`);
+    t.match(m.raw.toString(), new RegExp(`/t/o/${mail.mail_id}/`), 'its own pixel');
+    t.ok(mail.sent_at, 'sent_at shown');
+    t.type(mail.delay, 'number', 'delay computed');
+  }
+  const logs = await w.ts.api('GET', `/v1/mails/${list[0].mail_id}/logs`);
+  t.same(logs.body.data.map((l: { event: string }) => l.event), ['received', 'queued', 'sent']);
+});

@@ -1,0 +1,89 @@
+import t from 'tap';
+import { sendFixture } from './send-fixture';
+import { openSpool } from '../../src/spool/spool';
+import { purgeExpired } from '../../src/accept/purge';
+import { waitFor } from '../helpers/service';
+
+const localDate = (tz: string): string => new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+
+t.test('GET /v1/mails filters, /v1/activities/sent and the by-id lookups', async (t) => {
+  const f = await sendFixture(t);
+  const a = await f.send({ to: [{ email: f.rcpt('ana+tag') }, { email: f.rcpt('bob') }], subject: 'Invoice 100% paid', custom_msg_id: 'order-1', custom_group_code: 'g1' });
+  const b = await f.send({ to: [{ email: f.rcpt('bob') }], subject: 'Welcome_aboard', custom_msg_id: 'order-2', custom_group_code: 'g2' });
+  const c = await f.send({ to: [{ email: f.rcpt('carla') }], subject: 'Newsletter' });
+  for (const r of [a, b, c]) t.equal(r.status, 200);
+  const get = async (q: string, path = '/v1/mails') => (await f.s.api('GET', `${path}?${q}`)).body;
+  const tos = async (q: string, path?: string) => (await get(q, path)).data.map((m: any) => m.to).sort();
+
+  t.equal((await get('')).data.length, 4, 'the default window holds every recent mail');
+  t.same((await get('')).data.map((m: any) => m.msg_id)[3], a.body.message_id, 'newest first');
+  t.same(await tos(`msg_id=${a.body.message_id}`), [f.rcpt('ana+tag'), f.rcpt('bob')]);
+  const one = (await get(`msg_id=${b.body.message_id}`)).data[0];
+  t.same(await tos(`mail_id=${one.mail_id}`), [f.rcpt('bob')]);
+  t.same(await tos(`recipient=${encodeURIComponent(f.rcpt('bob'))}`), [f.rcpt('bob'), f.rcpt('bob')], 'exact recipient');
+  t.same(await tos(`recipient=${encodeURIComponent(f.rcpt('ana+tag'))}`), [f.rcpt('ana+tag')], 'a %2B plus matches');
+  t.same(await tos(`recipient=${f.rcpt('ana+tag')}`), [], 'a raw + decodes as a space and matches nothing');
+  t.same(await tos('recipient=bob'), [], 'recipient is exact on /v1/mails');
+  t.same(await tos('recipient=bob&recipient_operator=starts_with', '/v1/activities/sent'), [f.rcpt('bob'), f.rcpt('bob')], 'starts_with on activities');
+  t.same(await tos('recipient_operator=starts_with', '/v1/activities/sent'), (await tos('')), 'the operator is ignored without recipient');
+  t.same(await tos('custom_msg_id=order-2'), [f.rcpt('bob')]);
+  t.same(await tos('custom_group_code=g1'), [f.rcpt('ana+tag'), f.rcpt('bob')]);
+  t.same(await tos('subject=100%25'), [f.rcpt('ana+tag'), f.rcpt('bob')], '% is literal');
+  t.same(await tos('subject=e_a'), [f.rcpt('bob')], '_ is literal');
+  t.same(await tos('subject=NEWS'), [f.rcpt('carla')], 'partial, case-insensitive');
+  const senderId = (await f.s.api('GET', '/v1/senders')).body.data[0].id;
+  t.equal((await get(`sender_id=${senderId}`)).data.length, 4);
+  t.equal((await get(`sender_id=${senderId + 1000}`)).data.length, 0);
+  t.equal((await get('opened=opened')).data.length, 0, 'no opens yet');
+  t.equal((await get('opened=all')).data.length, 4);
+  await waitFor(async () => (await get('status=3')).data.length === 4, { what: 'the sandbox to capture every mail' });
+  t.equal((await get('opened=unopened')).data.length, 4, 'delivered without opens');
+  t.equal((await get('status=2')).data.length, 0);
+
+  const paged = await get('page_size=3');
+  t.same([paged.data.length, paged.pagination.has_more, paged.pagination.total_items, paged.pagination.total_pages], [3, true, 4, 2]);
+  const second = await get('page_size=3&page=2');
+  t.same([second.data.length, second.pagination.has_more], [1, false]);
+  const costly = await get('subject=e&page_size=1');
+  t.equal(costly.pagination.total_items, null, 'no count for a partial subject over the window');
+  t.equal(costly.pagination.has_more, true, 'has_more is still right');
+
+  const kiri = localDate('Pacific/Kiritimati');
+  t.equal((await get(`start_date=${kiri}&end_date=${kiri}&tz=Pacific/Kiritimati`)).data.length, 4, 'local dates in tz');
+  t.equal((await get(`start_date=${kiri}&end_date=${kiri}&tz=Pacific/Pago_Pago`)).data.length, 0, 'the same date in another zone is another day');
+  const utc = localDate('UTC');
+  t.equal((await get(`start_date=${utc}&end_date=${utc}&tz=Mars/Olympus`)).data.length, 4, 'an invalid zone is ignored (instance zone, UTC)');
+  t.equal((await get('end_date=2020-01-01')).data.length, 0);
+  for (const bad of ['start_date=2026-13-01', 'end_date=yesterday', 'start_date=2026-02-30', 'status=8', 'opened=maybe', 'page_size=101']) {
+    const r = await f.s.api('GET', `/v1/mails?${bad}`);
+    t.equal(r.status, 400, bad);
+    t.equal(r.body.code, 'malformed_request', bad);
+  }
+
+  const detail = await f.s.api('GET', `/v1/mails/${one.mail_id}`);
+  t.equal(detail.body.mail_id, one.mail_id);
+  const old = await f.s.api('GET', '/v1/mails/20200101abcdefghijklmnop');
+  t.equal(old.status, 404);
+  t.equal(old.body.code, 'mail_outside_retention', 'decided from the date in the id');
+  const unknown = await f.s.api('GET', `/v1/mails/${localDate('UTC').replace(/-/g, '')}abcdefghijklmnop`);
+  t.equal(unknown.body.code, 'mail_not_found');
+  t.equal((await f.s.api('GET', '/v1/mails/whatever')).body.code, 'mail_not_found');
+  t.equal((await f.s.api('GET', '/v1/mails/whatever/logs')).body.code, 'mail_not_found');
+
+  const other = await f.s.tenant();
+  t.equal((await f.s.api('GET', `/v1/mails/${one.mail_id}`, { key: other.key, slug: other.slug })).body.code, 'mail_not_found', 'another tenant does not see it');
+  t.equal((await f.s.api('GET', '/v1/mails', { key: other.key, slug: other.slug })).body.data.length, 0);
+});
+
+t.test('the retention purge removes mails and spool files past 3 months', async (t) => {
+  const f = await sendFixture(t);
+  const r = await f.send();
+  t.equal(r.status, 200);
+  const spool = openSpool(f.s.dataDir);
+  t.equal(await purgeExpired(f.s.svc.db, spool), 0, 'nothing is old yet');
+  t.equal((await f.s.api('GET', `/v1/mails?msg_id=${r.body.message_id}`)).body.data.length, 1);
+  const in100Days = Date.now() + 100 * 86_400_000;
+  t.equal(await purgeExpired(f.s.svc.db, spool, in100Days), 1);
+  t.equal((await f.s.api('GET', `/v1/mails?msg_id=${r.body.message_id}&start_date=2020-01-01`)).body.data.length, 0, 'the rows are gone');
+  t.same(await spool.list(), [], 'the file is gone');
+});
