@@ -5,16 +5,13 @@
  */
 import type { Db } from '../store/db';
 import type { Spool } from '../spool/spool';
-import { findSuppression } from '../store/suppressions';
-import type { LinkBuilder } from '../tracking/links';
-import { activeSigningKey, type AttemptRow } from './queue';
+import { activeSigningKey, suppressionListOf, type AttemptRow } from './queue';
 import type { Outcome } from './outcome';
 import type { Router } from './route';
 import type { Transport } from './transport';
-import { dkimSignature } from './sign';
-import { toCrlf, trackMessage } from './track';
+import type { ComposePool } from './compose-pool';
 
-export interface AttemptDeps { db: Db; spool: Spool; router: Router; transport: Transport; links: LinkBuilder; hostname: string }
+export interface AttemptDeps { db: Db; spool: Spool; router: Router; transport: Transport; composer: ComposePool; publicUrl: string; secret: Buffer; hostname: string }
 
 export const isSandboxDomain = (domain: string): boolean => domain === 'sandbox.test' || domain.endsWith('.sandbox.test');
 const domainOf = (address: string | null): string | null => (address && address.includes('@') ? address.slice(address.lastIndexOf('@') + 1).toLowerCase() : null);
@@ -24,8 +21,8 @@ export const returnPath = (mailId: string, senderDomain: string): string => `bou
 
 /** Decisions taken before any connection (spec, Mail delivery status: dropped without a charge). */
 export function precheck(db: Db, mail: AttemptRow): Outcome | null {
-  const suppressed = findSuppression(db, mail.instance_id, mail.rcpt);
-  if (suppressed) return { kind: 'dropped', detail: `recipient is on the ${suppressed.list} list` };
+  const list = suppressionListOf(db, mail.instance_id, mail.rcpt);
+  if (list) return { kind: 'dropped', detail: `recipient is on the ${list} list` };
   if (mail.attachment_bytes > mail.attachment_max_bytes) {
     return { kind: 'dropped', uncharge: true, detail: `attachments weigh ${mail.attachment_bytes} bytes, over the instance's functional limit of ${mail.attachment_max_bytes} bytes` };
   }
@@ -35,15 +32,11 @@ export function precheck(db: Db, mail: AttemptRow): Outcome | null {
 
 /** The bytes this recipient receives: tracking, then the signature over the final headers. */
 export async function composeCopy(d: AttemptDeps, mail: AttemptRow): Promise<Buffer> {
-  const raw = toCrlf(await d.spool.read(mail.spool_file));
-  const tracked = trackMessage(raw, {
-    mailId: mail.mail_id, links: d.links, trackHtml: true, unsubscribeMailto: `unsubscribe+${mail.mail_id}@${d.hostname}`,
-  });
+  const raw = await d.spool.read(mail.spool_file);
   const senderDomain = domainOf(mail.sender_email);
-  const key = senderDomain ? activeSigningKey(d.db, mail.instance_id, senderDomain) : undefined;
-  if (!key) return tracked;
-  const signature = dkimSignature(tracked, { id: key.id, domain: key.domain, selector: key.selector, pem: key.private_key });
-  return Buffer.concat([Buffer.from(signature, 'latin1'), tracked]);
+  const row = senderDomain ? activeSigningKey(d.db, mail.instance_id, senderDomain) : undefined;
+  const key = row ? { id: row.id, domain: row.domain, selector: row.selector, pem: row.private_key } : null;
+  return d.composer.compose({ raw, mailId: mail.mail_id, publicUrl: d.publicUrl, secret: d.secret, hostname: d.hostname, key });
 }
 
 export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise<Outcome> {

@@ -7,7 +7,9 @@ import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import type { Spool } from '../spool/spool';
-import { linkBuilder, trackingSecret } from '../tracking/links';
+import os from 'node:os';
+import { trackingSecret } from '../tracking/links';
+import { createComposePool } from './compose-pool';
 import { createScheduler } from './scheduler';
 import { createRouter } from './route';
 import { createTransport } from './transport';
@@ -25,32 +27,55 @@ export interface Delivery {
 
 export interface DeliveryDeps { db: Db; config: Readonly<Config>; log: Logger; spool: Spool }
 
-interface Pending { mail: AttemptRow; outcome: Outcome; at: number; done: () => void; fail: (err: unknown) => void }
+interface Pending { mail: AttemptRow; outcome: Outcome; at: number }
 
-/** Batches outcome writes: one transaction (one fsync) for every outcome ready in the same tick. */
-function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps): (mail: AttemptRow, outcome: Outcome) => Promise<void> {
+interface OutcomeWriter {
+  /** Queues an outcome; it is committed with the others of the next flush (at most `delayMs` later). */
+  write(mail: AttemptRow, outcome: Outcome): void;
+  /** Commits what is queued now (graceful stop). */
+  drain(): void;
+}
+
+/**
+ * Group commit of outcomes: one transaction (one fsync) for every outcome ready within a few
+ * milliseconds. The attempt's slot is freed before the commit; its claim stays until the commit,
+ * so a crash in between means a retry after restart (at-least-once), never a lost outcome.
+ */
+function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitted: () => void, delayMs = 5): OutcomeWriter {
   let batch: Pending[] = [];
+  let timer: NodeJS.Timeout | undefined;
   const policy = { retryDelays: config.retryDelays, maxQueueAge: config.maxQueueAge };
   const flush = (): void => {
+    timer = undefined;
     const items = batch;
     batch = [];
+    if (items.length === 0 || !db.open) return;
     let files: string[] = [];
     try {
       files = db.transaction(() => items.map((p) => writeOutcome(db, p.mail, p.outcome, p.at, policy)).filter((f): f is string => f !== null))();
     } catch (err) {
-      for (const p of items) p.fail(err);
+      // The claims stay: these mails are retried after the lease or the next restart.
+      log.error({ event: 'delivery.outcome_write_failed', err, mails: items.length }, 'outcomes not written');
       return;
     }
     for (const p of items) {
-      log.info({ event: `delivery.${p.outcome.kind}`, mail_id: p.mail.mail_id, instance: p.mail.instance_id, detail: p.outcome.detail }, `mail ${p.outcome.kind}`);
-      p.done();
+      log.debug({ event: `delivery.${p.outcome.kind}`, mail_id: p.mail.mail_id, instance: p.mail.instance_id, detail: p.outcome.detail }, `mail ${p.outcome.kind}`);
     }
     for (const f of files) spool.remove(f).catch((err: unknown) => log.error({ event: 'spool.remove_failed', err, file: f }, 'spool file not removed'));
+    // Deferrals changed the next due time: let the scheduler re-arm its timer.
+    onCommitted();
   };
-  return (mail, outcome) => new Promise((done, fail) => {
-    if (batch.length === 0) setImmediate(flush);
-    batch.push({ mail, outcome, at: Date.now(), done, fail });
-  });
+  return {
+    write(mail, outcome) {
+      batch.push({ mail, outcome, at: Date.now() });
+      if (batch.length >= 500) flush();
+      else timer ??= setTimeout(flush, delayMs);
+    },
+    drain() {
+      if (timer) clearTimeout(timer);
+      flush();
+    },
+  };
 }
 
 export function createDelivery(deps: DeliveryDeps): Delivery {
@@ -59,10 +84,13 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
   const attemptDeps: AttemptDeps = {
     db, spool, transport,
     router: createRouter({ dnsServers: config.dnsServers, deliveryPort: config.deliveryPort, relay: config.relay }),
-    links: linkBuilder(config.publicUrl, trackingSecret(config.dataDir)),
+    // One worker per spare core: the event loop keeps one core for SMTP and the store.
+    composer: createComposePool(Math.min(4, Math.max(1, os.availableParallelism() - 1))),
+    publicUrl: config.publicUrl,
+    secret: trackingSecret(config.dataDir),
     hostname: config.hostname,
   };
-  const write = createOutcomeWriter(deps);
+  const writer = createOutcomeWriter(deps, () => scheduler.wake());
 
   async function run(id: number): Promise<void> {
     const mail = loadAttempt(db, id);
@@ -76,7 +104,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       outcome = { kind: 'deferred', scope: 'message', response: '451 4.3.0 local error', detail: 'local error during the attempt' };
     }
     if (!db.open) return; // stopped while the attempt ran: its claim makes it due after restart
-    await write(mail, outcome);
+    writer.write(mail, outcome);
   }
 
   const scheduler = createScheduler({ db, log, run, globalLimit: config.deliveryConcurrency, destinationLimit: config.destinationConcurrency });
@@ -85,7 +113,9 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     wake: () => scheduler.wake(),
     async stop() {
       await scheduler.stop(config.shutdownTimeout * 1000);
+      writer.drain();
       transport.close();
+      await attemptDeps.composer.close();
     },
   };
 }

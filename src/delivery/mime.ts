@@ -3,8 +3,6 @@
  * (SMTP-submitted messages keep their structure, attachments and signatures of parts). Strings
  * are latin1 so that one char = one byte; only the html parts are decoded and re-encoded.
  */
-import * as qp from 'nodemailer/lib/qp';
-import * as b64 from 'nodemailer/lib/base64';
 import { parseHeaderFields } from './sign';
 
 type HtmlRewrite = (html: string) => string;
@@ -34,12 +32,11 @@ function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite): { head: 
   const cte = (headerValue(head, 'content-transfer-encoding') ?? '7bit').toLowerCase();
   const bytes = cte === 'base64' ? Buffer.from(body, 'base64') : Buffer.from(cte === 'quoted-printable' ? decodeQp(body) : body, 'latin1');
   const html = Buffer.from(rewrite(bytes.toString(encoding)), encoding);
-  if (cte === 'base64') return { head, body: b64.wrap(b64.encode(html), 76) };
-  const out = qp.wrap(qp.encode(html), 76);
-  if (cte === 'quoted-printable') return { head, body: out };
-  // 7bit/8bit html becomes quoted-printable: the rewritten links may make lines longer than 998.
+  const body64 = html.toString('base64').replace(/.{76}(?=.)/g, '$&\r\n');
+  if (cte === 'base64') return { head, body: body64 };
+  // Re-encoded as base64 whatever it was: native and fast, and a rewritten line can exceed 998.
   const fields = parseHeaderFields(head).filter((f) => f.name !== 'content-transfer-encoding').map((f) => f.text);
-  return { head: [...fields, 'Content-Transfer-Encoding: quoted-printable'].join('\r\n'), body: out };
+  return { head: [...fields, 'Content-Transfer-Encoding: base64'].join('\r\n'), body: body64 };
 }
 
 /** Rewrites the html leaves of an entity (head without the blank line, body after it). */

@@ -7,24 +7,35 @@ import { addSuppression } from '../store/suppressions';
 import { nextAttemptAt } from './retry';
 import { STATUS, type Outcome } from './outcome';
 
+const compile = (db: Db, text: string) => db.prepare<unknown[]>(text);
+type Statement = ReturnType<typeof compile>;
+const statements = new WeakMap<Db, Map<string, Statement>>();
+/** Prepared once per store: compiling the SQL of every hot query per mail cost more than running it. */
+function sql(db: Db, text: string): Statement {
+  let byText = statements.get(db);
+  if (!byText) statements.set(db, (byText = new Map()));
+  let stmt = byText.get(text);
+  if (!stmt) byText.set(text, (stmt = compile(db, text)));
+  return stmt;
+}
+
 export interface DueRow { id: number; rcpt_domain: string }
 
 /** Due mails, oldest due first, read through the partial index mails_due. */
 export function scanDue(db: Db, now: number, limit: number): DueRow[] {
-  return db
-    .prepare('SELECT id, rcpt_domain FROM mails WHERE status IN (2, 5) AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?')
+  return sql(db, 'SELECT id, rcpt_domain FROM mails WHERE status IN (2, 5) AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?')
     .all(now, limit) as DueRow[];
 }
 
 /** The earliest next attempt of any queued or deferred mail (null: nothing waits). */
 export function nextDue(db: Db): number | null {
-  const r = db.prepare('SELECT MIN(next_attempt_at) AS at FROM mails WHERE status IN (2, 5)').get() as { at: number | null };
+  const r = sql(db, 'SELECT MIN(next_attempt_at) AS at FROM mails WHERE status IN (2, 5)').get() as { at: number | null };
   return r.at;
 }
 
 /** Marks mails as taken by this process; the lease keeps them out of later scans. */
 export function claimMails(db: Db, ids: readonly number[], now: number, leaseMs: number): void {
-  const stmt = db.prepare('UPDATE mails SET claimed_at = ?, next_attempt_at = ? WHERE id = ?');
+  const stmt = sql(db, 'UPDATE mails SET claimed_at = ?, next_attempt_at = ? WHERE id = ?');
   db.transaction(() => {
     for (const id of ids) stmt.run(now, now + leaseMs, id);
   })();
@@ -33,10 +44,10 @@ export function claimMails(db: Db, ids: readonly number[], now: number, leaseMs:
 /** Claims left by a crash (or not started before a stop) become due now: at-least-once delivery. */
 export function releaseClaims(db: Db, now: number, ids?: readonly number[]): number {
   if (ids) {
-    const stmt = db.prepare('UPDATE mails SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND claimed_at IS NOT NULL');
+    const stmt = sql(db, 'UPDATE mails SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND claimed_at IS NOT NULL');
     return db.transaction(() => ids.reduce((n, id) => n + stmt.run(now, id).changes, 0))();
   }
-  return db.prepare('UPDATE mails SET claimed_at = NULL, next_attempt_at = CASE WHEN status IN (2, 5) THEN ? ELSE next_attempt_at END WHERE claimed_at IS NOT NULL').run(now).changes;
+  return sql(db, 'UPDATE mails SET claimed_at = NULL, next_attempt_at = CASE WHEN status IN (2, 5) THEN ? ELSE next_attempt_at END WHERE claimed_at IS NOT NULL').run(now).changes;
 }
 
 export interface AttemptRow {
@@ -46,18 +57,40 @@ export interface AttemptRow {
 }
 
 export function loadAttempt(db: Db, id: number): AttemptRow | undefined {
-  return db.prepare(
+  return sql(db,
     `SELECT m.id, m.mail_id, m.instance_id, m.rcpt, m.rcpt_domain, m.status, m.attempts, m.received_at, m.charged, m.message_id,
             g.spool_file, g.sender_email, g.envelope_from, g.attachment_bytes, i.attachment_max_bytes
        FROM mails m JOIN messages g ON g.id = m.message_id JOIN instances i ON i.id = m.instance_id WHERE m.id = ?`,
   ).get(id) as AttemptRow | undefined;
 }
 
+/** The first suppression list holding the address (same rule as store/suppressions' findSuppression, with a cached statement). */
+export function suppressionListOf(db: Db, instanceId: number, recipient: string): string | undefined {
+  const r = sql(db, 'SELECT list FROM suppressions WHERE instance_id = ? AND recipient = ? ORDER BY id LIMIT 1').get(instanceId, recipient) as { list: string } | undefined;
+  return r?.list;
+}
+
 export interface SigningKeyRow { id: number; domain: string; selector: string; private_key: string }
 
-/** The active DKIM key of the sender's domain in that instance, if the domain has keys. */
-export function activeSigningKey(db: Db, instanceId: number, domain: string): SigningKeyRow | undefined {
-  return db.prepare(
+const keyCache = new WeakMap<Db, Map<string, { until: number; key: SigningKeyRow | undefined }>>();
+
+/**
+ * The active DKIM key of the sender's domain in that instance, if the domain has keys. Kept for
+ * one second: a rotation by the CLI is seen by the next second's mail (CONTRACT §6).
+ */
+export function activeSigningKey(db: Db, instanceId: number, domain: string, now = Date.now()): SigningKeyRow | undefined {
+  let cache = keyCache.get(db);
+  if (!cache) keyCache.set(db, (cache = new Map()));
+  const hit = cache.get(`${instanceId}/${domain}`);
+  if (hit && hit.until > now) return hit.key;
+  const key = readSigningKey(db, instanceId, domain);
+  if (cache.size > 10_000) cache.clear();
+  cache.set(`${instanceId}/${domain}`, { until: now + 1000, key });
+  return key;
+}
+
+function readSigningKey(db: Db, instanceId: number, domain: string): SigningKeyRow | undefined {
+  return sql(db,
     `SELECT k.id, d.domain, k.selector, k.private_key FROM domains d JOIN dkim_keys k ON k.domain_id = d.id AND k.is_active = 1
       WHERE d.instance_id = ? AND d.domain = ? AND d.deleted_at IS NULL`,
   ).get(instanceId, domain) as SigningKeyRow | undefined;
@@ -81,13 +114,13 @@ export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: nu
   }
   const status = o.kind === 'sent' ? STATUS.sent : o.kind === 'deferred' ? STATUS.deferred : o.kind === 'bounced' ? STATUS.bounced : STATUS.dropped;
   const final = status !== STATUS.deferred;
-  const changed = db.prepare(
+  const changed = sql(db,
     `UPDATE mails SET status = ?, attempts = ?, next_attempt_at = ?, claimed_at = NULL, sent_at = CASE WHEN ? = 3 THEN ? ELSE sent_at END,
             final_at = ?, charged = CASE WHEN ? THEN 0 ELSE charged END WHERE id = ? AND status IN (2, 5)`,
   ).run(status, attempts, next, status, now, final ? now : null, o.kind === 'dropped' && o.uncharge ? 1 : 0, mail.id).changes;
   if (changed === 0) return null; // already final (a DSN raced the attempt): the first word stands
   const response = o.kind === 'dropped' ? null : o.response;
-  db.prepare('INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?)')
+  sql(db, 'INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?)')
     .run(mail.id, now, o.kind, status, o.detail ?? null, response);
   if (o.kind === 'bounced' && o.restrict) {
     addSuppression(db, mail.instance_id, { list: 'restrictions', recipient: mail.rcpt, reason: o.response.slice(0, 500), source: 'bounce', mailId: mail.mail_id, at: now });
@@ -98,13 +131,13 @@ export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: nu
 
 /** One recipient of the message is final; returns its spool file when it was the last one. */
 export function finishRecipient(db: Db, messageRow: number): string | null {
-  const r = db.prepare('UPDATE messages SET pending = pending - 1 WHERE id = ? RETURNING pending, spool_file').get(messageRow) as { pending: number; spool_file: string } | undefined;
+  const r = sql(db, 'UPDATE messages SET pending = pending - 1 WHERE id = ? RETURNING pending, spool_file').get(messageRow) as { pending: number; spool_file: string } | undefined;
   return r && r.pending <= 0 ? r.spool_file : null;
 }
 
 /** "Not charged" (CONTRACT §6): the send no longer counts against the quota of its cycle. */
 function uncharge(db: Db, instanceId: number, receivedAt: number): void {
-  db.prepare(
+  sql(db,
     `UPDATE send_usage SET sent = sent - 1 WHERE instance_id = ? AND sent > 0
        AND cycle_start = (SELECT MAX(cycle_start) FROM send_usage WHERE instance_id = ? AND cycle_start <= ?)`,
   ).run(instanceId, instanceId, receivedAt);

@@ -53,7 +53,7 @@ t.test('a send through the API from a validated domain is delivered signed, each
     t.equal(result.results[0]?.status.result, 'pass', `DKIM of the delivered bytes verifies for ${m.to[0]}`);
     const mail = list.find((x: { to: string }) => x.to === m.to[0]);
     t.equal(m.from, `bounces+${mail.mail_id}@brand.test`);
-    t.match(m.raw.toString(), new RegExp(`/t/o/${mail.mail_id}/`), 'its own pixel');
+    t.match(String((await simpleParser(m.raw)).html), new RegExp(`/t/o/${mail.mail_id}/`), 'its own pixel');
     t.ok(mail.sent_at, 'sent_at shown');
     t.type(mail.delay, 'number', 'delay computed');
   }

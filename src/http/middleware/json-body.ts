@@ -84,28 +84,30 @@ function parseJsonBody(buf: Buffer): unknown {
   }
 }
 
-export interface ParsedBody { body: unknown; files: FilePart[]; multipart: boolean }
+export type ParsedBody =
+  | { multipart: false; body: unknown }
+  | { multipart: true; fields: Record<string, string>; files: FilePart[] };
 
 /** JSON, or multipart/form-data when `multipart` is set (a route that takes file parts). */
 export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: boolean; limit?: number } = {}): Promise<ParsedBody> {
   const limit = opts.limit ?? maxBodyBytes;
-  if (!hasBody(ctx)) return { body: undefined, files: [], multipart: false };
+  if (!hasBody(ctx)) return { multipart: false, body: undefined };
   if (opts.multipart && ctx.is('multipart/form-data')) {
     const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(ctx.get('content-type'));
     if (!boundary) throw new ServiceError('malformed_request', 'multipart/form-data needs a boundary.');
     const form = parseMultipart(await readBody(ctx, limit), boundary[1] ?? boundary[2]);
-    return { body: form.body, files: form.files, multipart: true };
+    return { multipart: true, fields: form.fields, files: form.files };
   }
   if (!ctx.is('application/json', '+json')) {
     throw new ServiceError('unsupported_media_type', opts.multipart ? 'Content-Type must be application/json or multipart/form-data.' : 'Content-Type must be application/json.');
   }
-  return { body: parseJsonBody(await readBody(ctx, limit)), files: [], multipart: false };
+  return { multipart: false, body: parseJsonBody(await readBody(ctx, limit)) };
 }
 
 export function jsonBody(limit = maxBodyBytes): Koa.Middleware<AppState> {
   return async (ctx, next) => {
     const parsed = await readRequestBody(ctx as unknown as Koa.Context, { limit });
-    ctx.request.body = parsed.body;
+    ctx.request.body = parsed.multipart ? parsed.fields : parsed.body;
     return next();
   };
 }

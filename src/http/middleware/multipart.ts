@@ -47,9 +47,9 @@ export function splitMultipart(body: Buffer, boundary: string): { texts: TextPar
 }
 
 /** Returns the text parts as a body object and the file parts as they are. */
-export function parseMultipart(body: Buffer, boundary: string): { body: Record<string, string>; files: FilePart[] } {
+export function parseMultipart(body: Buffer, boundary: string): { fields: Record<string, string>; files: FilePart[] } {
   const { texts, files } = splitMultipart(body, boundary);
   const fields: Record<string, string> = {};
   for (const t of texts) fields[t.name] = t.value;
-  return { body: fields, files };
+  return { fields, files };
 }

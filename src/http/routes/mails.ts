@@ -14,10 +14,7 @@ import { listMailPage, mailLogPage, presentMail, presentMailLog, requireMail, ty
 
 async function submissionOf(ctx: Ctx): Promise<Submission> {
   const parsed = await readRequestBody(ctx as unknown as Koa.Context, { multipart: true });
-  if (!parsed.multipart) return parseSendRequest(parsed.body);
-  const fields: Record<string, string> = {};
-  for (const [k, v] of Object.entries(parsed.body as Record<string, unknown>)) fields[k] = String(v);
-  return parseSendForm(fields, parsed.files);
+  return parsed.multipart ? parseSendForm(parsed.fields, parsed.files) : parseSendRequest(parsed.body);
 }
 
 export function mailRoutes(api: Api, { db, accept }: HttpDeps): void {

@@ -1,0 +1,26 @@
+/**
+ * The recipient's copy from the spooled bytes: tracking (pixel, links, List-Unsubscribe), then
+ * the DKIM signature over the final headers. Pure CPU, so it can run in a worker thread.
+ */
+import { linkBuilder, type LinkBuilder } from '../tracking/links';
+import { dkimSignature, type SigningKey } from './sign';
+import { toCrlf, trackMessage } from './track';
+
+export interface ComposeJob { raw: Buffer; mailId: string; publicUrl: string; secret: Buffer; hostname: string; key: SigningKey | null }
+
+const builders = new Map<string, LinkBuilder>();
+
+function links(publicUrl: string, secret: Buffer): LinkBuilder {
+  const id = `${publicUrl}\n${secret.toString('base64')}`;
+  let b = builders.get(id);
+  if (!b) builders.set(id, (b = linkBuilder(publicUrl, secret)));
+  return b;
+}
+
+export function composeBytes(job: ComposeJob): Buffer {
+  const tracked = trackMessage(toCrlf(job.raw), {
+    mailId: job.mailId, links: links(job.publicUrl, job.secret), trackHtml: true, unsubscribeMailto: `unsubscribe+${job.mailId}@${job.hostname}`,
+  });
+  if (!job.key) return tracked;
+  return Buffer.concat([Buffer.from(dkimSignature(tracked, job.key), 'latin1'), tracked]);
+}
