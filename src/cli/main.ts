@@ -31,7 +31,9 @@ export async function main(argv: string[]): Promise<void> {
     // Option parsers throw ServiceError (validation_error); commander throws usage errors.
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return;
-      if (json) process.stdout.write(`${JSON.stringify({ code: 'validation_error', detail: err.message.replace(/^error: /, '') })}\n`);
+      // A group without its verb ('estafeta template') makes commander print help and say '(outputHelp)'.
+      const detail = err.message === '(outputHelp)' ? 'A command is required; see --help.' : err.message.replace(/^error: /, '');
+      if (json) process.stdout.write(`${JSON.stringify({ code: 'validation_error', detail })}\n`);
       process.exitCode = err.exitCode || 1;
       return;
     }

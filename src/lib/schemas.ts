@@ -109,6 +109,11 @@ export function validateBody<T>(id: string, data: unknown): T {
 export function validateQuery<T>(id: string, query: Record<string, unknown>): T {
   const copy: Record<string, unknown> = { ...query };
   const v = compiled(queryAjv, id);
-  if (!v(copy)) throw new ServiceError('malformed_request', 'A query parameter is malformed.', { errors: fieldErrors(v.errors) });
+  if (!v(copy)) {
+    // errors[] is a 422-only member (spec, Errors): the 400 names the parameter in its detail.
+    const first = fieldErrors(v.errors)[0];
+    const name = first ? first.pointer.slice(1) : '';
+    throw new ServiceError('malformed_request', name ? `Query parameter ${name} is malformed: ${first?.message ?? 'invalid'}.` : 'A query parameter is malformed.');
+  }
   return copy as T;
 }

@@ -41,3 +41,27 @@ export function stripHeaderFields(raw: Buffer, drop: (lowerName: string) => bool
 
 /** The fields the submission door removes: the platform's X-Svc-* and Bcc (never delivered). */
 export const isPrivateHeader = (lowerName: string): boolean => lowerName.startsWith('x-svc-') || lowerName === 'bcc';
+
+const encodedWord = /=\?([^?\s]+)\?([QqBb])\?([^?\s]*)\?=/g;
+
+function decodeWord(charset: string, encoding: string, text: string): string {
+  const bytes = encoding.toUpperCase() === 'B'
+    ? Buffer.from(text, 'base64')
+    : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+  try {
+    return new TextDecoder(charset.split('*')[0]).decode(bytes); // RFC 2231 `charset*lang`
+  } catch {
+    return bytes.toString('utf8'); // an unknown charset label: UTF-8 is the likeliest
+  }
+}
+
+/**
+ * Decodes RFC 2047 encoded words. mailparser does it only for the headers it knows, and
+ * clients encode any non-ASCII value (nodemailer: `X-Svc-Category: =?UTF-8?Q?R=C3=A9union?=`).
+ * Whitespace between two adjacent encoded words is dropped (RFC 2047 §6.2).
+ */
+export function decodeEncodedWords(value: string): string {
+  return value
+    .replace(/(\?=)\s+(?==\?[^?\s]+\?[QqBb]\?)/g, '$1')
+    .replace(encodedWord, (_m, charset: string, encoding: string, text: string) => decodeWord(charset, encoding, text));
+}

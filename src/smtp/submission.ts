@@ -13,7 +13,7 @@ import type { Accept, Submission } from '../accept/types';
 import { authenticate, authorize, type Principal } from '../auth/api-keys';
 import { validationError } from '../errors';
 import { completeReply, replies, smtpError } from './reply';
-import { isPrivateHeader, stripHeaderFields } from './raw-headers';
+import { decodeEncodedWords, isPrivateHeader, stripHeaderFields } from './raw-headers';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
 
 export interface Listener { name: string; port: number; close(): Promise<void> }
@@ -52,11 +52,13 @@ function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer 
   });
 }
 
-/** The text of a header that mailparser left unstructured (X-Svc-*), trimmed; null when absent. */
+/** The decoded text of a header mailparser leaves unstructured (X-Svc-*), trimmed; null when absent. */
 function headerText(parsed: ParsedMail, name: string): string | null {
   const v = parsed.headers.get(name);
   const text = Array.isArray(v) ? v.find((x): x is string => typeof x === 'string') : v;
-  return typeof text === 'string' && text.trim() !== '' ? text.trim() : null;
+  if (typeof text !== 'string') return null;
+  const decoded = decodeEncodedWords(text).trim();
+  return decoded === '' ? null : decoded;
 }
 
 /** Turns the client's bytes into a Submission (From, Subject, X-Svc-* fields); accept applies the rules. */
@@ -198,7 +200,17 @@ async function listen(deps: SubmissionDeps, name: string, port: number, secure: 
   return {
     name,
     port: address.port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Sessions between transactions are told at once instead of holding the stop for
+      // closeTimeout; one with a transaction under way (MAIL given) finishes it first, and its
+      // next command is answered 421 by smtp-server.
+      for (const c of server.connections) {
+        if (c.session.envelope?.mailFrom) continue;
+        c.send(421, '4.3.2 Service shutting down, retry later');
+        c.close();
+      }
+    }),
   };
 }
 

@@ -9,23 +9,6 @@ import { listPage, Where, type Page, type PageRequest } from './page';
 export type TemplateStatus = 'draft' | 'public';
 export type TemplateProvider = 'bee' | 'ckeditor';
 
-export interface TemplateRow {
-  id: number;
-  instance_id: number;
-  name: string;
-  subject: string | null;
-  status: TemplateStatus;
-  description: string | null;
-  provider: TemplateProvider;
-  html: string | null;
-  text: string | null;
-  /** JSON text of the editor configuration. */
-  config: string | null;
-  deleted_at: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
 /** The columns a template is written with (insert: all; update: those present). */
 export interface TemplateValues {
   name: string;
@@ -35,7 +18,16 @@ export interface TemplateValues {
   provider: TemplateProvider;
   html: string | null;
   text: string | null;
+  /** JSON text of the editor configuration. */
   config: string | null;
+}
+
+export interface TemplateRow extends TemplateValues {
+  id: number;
+  instance_id: number;
+  deleted_at: number | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface TemplateFilter { name?: string; status?: TemplateStatus }

@@ -34,6 +34,10 @@ export async function smtpConnect(t: TapLike, port: number, opts: SMTPConnection
 export interface LineClient {
   /** Sends one command line and resolves with the whole (possibly multi-line) reply. */
   cmd: (line: string) => Promise<string>;
+  /** Writes bytes without waiting for a reply (message data). */
+  write: (text: string) => void;
+  /** Waits for the next reply without sending anything (unsolicited replies such as 421). */
+  read: () => Promise<string>;
   /** Upgrades the connection with STARTTLS. */
   starttls: () => Promise<void>;
   /** SHA-256 fingerprint of the certificate the server presented, once TLS runs. */
@@ -83,5 +87,8 @@ export async function lineClient(t: TapLike, port: number, secure = false): Prom
     socket.on('error', () => undefined);
   };
   const peerFingerprint = (): string | null => (socket instanceof tls.TLSSocket ? socket.getPeerCertificate().fingerprint256 : null);
-  return { greeting, cmd, starttls, peerFingerprint, close: () => socket.destroy() };
+  const write = (text: string): void => {
+    socket.write(text);
+  };
+  return { greeting, cmd, write, read: next, starttls, peerFingerprint, close: () => socket.destroy() };
 }

@@ -80,3 +80,14 @@ t.test('with a relay every mail goes through it, authenticated', async (t) => {
   t.same(relay.received.map((m) => m.user), ['relayuser', 'relayuser']);
   t.equal(w.sink.received.length, 0, 'the MX was not used');
 });
+
+t.test('MX hosts are tried in preference order: an unreachable first host falls through to the next', async (t) => {
+  const w = await startWorld(t, { zone: {
+    'multi.test': { MX: [{ exchange: 'backup.multi.test', priority: 20 }, { exchange: 'dead.multi.test', priority: 5 }, { exchange: 'primary.multi.test', priority: 10 }] },
+    'dead.multi.test': { A: ['127.0.0.2'] }, 'primary.multi.test': { A: ['127.0.0.1'] }, 'backup.multi.test': { A: ['127.0.0.1'] },
+  } });
+  const q = await queueMail(w.ts.svc, { instanceId: w.instanceId, from: 'news@brand.test', to: ['x@multi.test'] });
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent via the second-preferred MX' });
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /^primary\.multi\.test \[127\.0\.0\.1\]/, 'the lowest preference that answers wins');
+  t.same(w.sink.received[0].to, ['x@multi.test']);
+});

@@ -62,6 +62,10 @@ t.test('a message from the sandbox sender is queued, named in the 250 reply and 
     t.equal(mail.custom_msg_id, 'order-42', 'X-Svc-Custom-Msg-Id mapped');
     t.equal(mail.custom_group_code, 'campaign-7', 'X-Svc-Group-Code mapped');
   }
+  const logs = await s.api('GET', `/v1/mails/${String(mails[0].mail_id)}/logs`);
+  t.match(JSON.stringify(logs.body), /accepted over smtp \(test mode\)/, 'X-Svc-Test-Mode mapped');
+  const row = s.svc.db.prepare('SELECT category, test_mode, door, attachment_bytes FROM messages WHERE msg_id = ?').get(msgId);
+  t.same(row, { category: 'reunion-mensuelle', test_mode: 1, door: 'smtp', attachment_bytes: 0 }, 'X-Svc-Category mapped to its slug');
   const byCustom = await s.api('GET', '/v1/mails?custom_msg_id=order-42');
   t.equal(byCustom.body.data.length, 3, 'findable by custom_msg_id');
 
@@ -150,4 +154,23 @@ t.test('a key disabled mid-session stops the next message', async (t) => {
   t.equal((await s.cli('instance', 'disable', slug, '--json')).code, 0);
   const r = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'Two'));
   t.match(r.err?.response, /^535 5\.7\.8 forbidden /);
+});
+
+t.test('attachments over the functional limit are accepted and the mails end dropped', async (t) => {
+  const s = await startTestService(t);
+  const { slug, from, rcpt, c } = await session(t, s);
+  t.equal((await s.cli('instance', 'limits', slug, '--attachment-max-bytes', '1000', '--json')).code, 0);
+  const boundary = 'b1';
+  const attachment = Buffer.alloc(3000, 7).toString('base64').replace(/.{76}/g, '$&\r\n');
+  const raw = `From: ${from}\r\nTo: ${rcpt('x')}\r\nSubject: With file\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=${boundary}\r\n\r\n`
+    + `--${boundary}\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n`
+    + `--${boundary}\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=data.bin\r\nContent-Transfer-Encoding: base64\r\n\r\n${attachment}\r\n--${boundary}--\r\n`;
+  const { err, info } = await c.send(from, [rcpt('x')], raw);
+  t.equal(err, null);
+  const msgId = queued.exec(info?.response ?? '')?.[1] as string;
+  t.ok(msgId, 'accepted');
+  const row = s.svc.db.prepare('SELECT attachment_bytes FROM messages WHERE msg_id = ?').get(msgId);
+  t.same(row, { attachment_bytes: 3000 }, 'decoded attachment size measured by the parser');
+  const list = await s.api('GET', `/v1/mails?msg_id=${msgId}`);
+  t.equal(list.body.data[0].status, 4, 'dropped');
 });

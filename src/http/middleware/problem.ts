@@ -31,8 +31,15 @@ export function problem(log: Logger): Koa.Middleware<AppState> {
         detail,
         code: e.code,
         trace_id: ctx.state.traceId,
-        ...e.extras,
+        ...extrasFor(status, e.extras),
       };
     }
   };
+}
+
+/** errors[] belongs to the 422 only (spec, Errors); other extras (limit, max_bytes...) pass. */
+function extrasFor(status: number, extras: Record<string, unknown>): Record<string, unknown> {
+  if (status === 422) return extras;
+  const { errors: _dropped, ...rest } = extras;
+  return rest;
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isPrivateHeader, stripHeaderFields } from '../../../src/smtp/raw-headers';
+import { decodeEncodedWords, isPrivateHeader, stripHeaderFields } from '../../../src/smtp/raw-headers';
 
 const strip = (text: string): string => stripHeaderFields(Buffer.from(text, 'latin1'), isPrivateHeader).toString('latin1');
 
@@ -21,4 +21,17 @@ t.test('X-Svc-* and Bcc fields go with their continuation lines; the rest stays 
 t.test('a message with nothing to strip is returned as the same buffer', async (t) => {
   const raw = Buffer.from('Subject: s\r\n\r\nbody');
   t.equal(stripHeaderFields(raw, isPrivateHeader), raw);
+});
+
+t.test('RFC 2047 encoded words are decoded, adjacent ones joined', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['=?UTF-8?Q?R=C3=A9union_Mensuelle?=', 'Réunion Mensuelle'],
+    ['=?utf-8?B?UsOpdW5pb24=?=', 'Réunion'],
+    ['=?ISO-8859-1?Q?caf=E9?= au lait', 'café au lait'],
+    ['=?UTF-8?Q?a?= =?UTF-8?Q?b?=', 'ab'],
+    ['=?UTF-8*fr?Q?oui?=', 'oui'],
+    ['plain text', 'plain text'],
+    ['=?no-such-charset?Q?x?=', 'x'],
+  ];
+  for (const [input, expected] of cases) t.equal(decodeEncodedWords(input), expected, input);
 });

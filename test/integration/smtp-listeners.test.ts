@@ -61,3 +61,23 @@ t.test('a declared SIZE over 15728640 is refused at MAIL with 552 5.3.4; the lim
   t.match(await c.cmd('RSET'), /^250 /);
   t.match(await c.cmd('DATA'), /^503 5\.5\.1 /, "smtp-server's own replies carry an enhanced code too");
 });
+
+t.test('a stop answers idle sessions 421 at once and lets a message under way finish with 250', async (t) => {
+  const s = await startTestService(t, { ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true' });
+  const { slug, key } = await s.tenant();
+  const port = s.svc.ports.smtp as number;
+  const busy = await lineClient(t, port);
+  const idle = await lineClient(t, port);
+  await idle.cmd('EHLO idle.test');
+  await busy.cmd('EHLO busy.test');
+  t.match(await busy.cmd(`AUTH PLAIN ${Buffer.from(`\0${slug}\0${key}`).toString('base64')}`), /^235 /);
+  t.match(await busy.cmd(`MAIL FROM:<sandbox@${slug}.sandbox.test>`), /^250 /);
+  t.match(await busy.cmd(`RCPT TO:<x@${slug}.sandbox.test>`), /^250 /);
+  t.match(await busy.cmd('DATA'), /^354 /);
+  busy.write(`From: sandbox@${slug}.sandbox.test\r\nSubject: in flight\r\n`);
+  const stopped = s.stop();
+  t.match(await idle.read(), /^421 4\.3\.2 /, 'the idle session is told');
+  t.match(await busy.cmd('\r\nstill here\r\n.'), /^250 2\.0\.0 Ok: queued as \S+$/, 'the message under way is accepted');
+  t.match(await busy.cmd('NOOP'), /^421 /, 'and the session then ends');
+  await stopped;
+});
