@@ -15,19 +15,24 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const service = await startService(config, log);
+  // Handlers go in before the listeners start: a SIGTERM during start-up still stops cleanly, exit 0.
   let signalled = false;
+  let started: Promise<Awaited<ReturnType<typeof startService>>> | undefined;
   const shutdown = (signal: string): void => {
     if (signalled) return;
     signalled = true;
     log.info({ event: 'service.stopping', signal }, `${signal}: stopping`);
-    service.stop().then(() => process.exit(0), (err: unknown) => {
-      log.error({ err }, 'stop failed');
-      process.exit(1);
-    });
+    void (started ?? Promise.reject(new Error('not started')))
+      .then((service) => service.stop())
+      .then(() => process.exit(0), (err: unknown) => {
+        log.error({ err }, 'stop failed');
+        process.exit(1);
+      });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  started = startService(config, log);
+  await started;
 }
 
 main().catch((err: unknown) => {

@@ -7,6 +7,7 @@ import type { Db } from '../store/db';
 import type { InstanceRow } from '../store/instances';
 import { getDomain } from '../store/domains';
 import { findSenderByEmail } from '../senders/senders';
+import { getTemplateForSend } from '../templates/templates';
 import type { SenderRow } from '../store/senders';
 import { ServiceError } from '../errors';
 import { domainOf, isSandboxDomain } from '../lib/address';
@@ -28,15 +29,12 @@ export function resolveSender(db: Db, instanceId: number, sub: NormalizedSubmiss
   return { row, isSandbox };
 }
 
-interface TemplateRow { id: number; subject: string | null; status: string; html: string | null; text: string | null }
-
 /** With template_id, the content is the template's at this instant (materialized at acceptance). */
 export function materializeTemplate(db: Db, instanceId: number, sub: NormalizedSubmission): NormalizedSubmission {
   if (sub.templateId === null || sub.raw) return sub;
-  const t = db.prepare('SELECT id, subject, status, html, text FROM templates WHERE instance_id = ? AND id = ? AND deleted_at IS NULL')
-    .get(instanceId, sub.templateId) as TemplateRow | undefined;
+  const t = getTemplateForSend(db, instanceId, sub.templateId);
   if (!t) throw new ServiceError('mail_template_not_found', `Template ${sub.templateId} does not exist.`);
-  if (t.status !== 'public' && !sub.testMode) throw new ServiceError('template_not_public', `Template ${t.id} is a draft; publish it, or send with test_mode.`);
+  if (t.status !== 'public' && !sub.testMode) throw new ServiceError('template_not_public', `Template ${sub.templateId} is a draft; publish it, or send with test_mode.`);
   return { ...sub, subject: t.subject ?? '', html: t.html ?? '', text: t.text };
 }
 

@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import type { ErrorCode } from '../errors';
 import { ServiceError } from '../errors';
 import { authorize, type Principal, type Scope } from '../auth/api-keys';
+import { noBody } from './middleware/json-body';
 import type { PageRequest } from '../store/page';
 import type { Page } from '../store/page';
 
@@ -41,7 +42,8 @@ export class Api {
   add(ep: Endpoint, ...handlers: [...Koa.Middleware<AppState>[], Handler]): void {
     this.endpoints.push(ep);
     const handler = handlers.pop() as Handler;
-    const middleware = handlers as Koa.Middleware<AppState>[];
+    // A bodiless write (POST /v1/domains/{id}/validate) still refuses a body that is not JSON: 415.
+    const middleware = [...(ep.body || ep.method === 'get' ? [] : [noBody()]), ...(handlers as Koa.Middleware<AppState>[])];
     this.router[ep.method](ep.path, async (ctx: Ctx, next: Koa.Next) => {
       const principal = ctx.state.principal;
       if (!principal) throw new Error(`route ${ep.path} reached without a principal`);

@@ -63,6 +63,7 @@ function operation(ep: Endpoint): Json {
   const codes = new Set<keyof typeof catalog>(['unauthorized', 'forbidden', ...(ep.errors ?? [])]);
   if (ep.query) codes.add('malformed_request');
   if (ep.body) { codes.add('validation_error'); codes.add('unsupported_media_type'); codes.add('malformed_request'); }
+  else if (ep.method !== 'get') codes.add('unsupported_media_type');
   const byStatus = new Map<number, string[]>();
   for (const code of codes) byStatus.set(catalog[code].status, [...(byStatus.get(catalog[code].status) ?? []), code]);
   for (const [status, list] of byStatus) responses[String(status)] = { description: `Error codes: ${list.join(', ')}`, content: problem };

@@ -1,7 +1,7 @@
 /**
- * Removes header fields from a message's raw bytes while keeping everything else byte for byte:
- * the other header lines (folded continuation lines included, RFC 5322 §2.2.3) and the body.
- * Works on latin1 text so 8-bit and UTF-8 header bytes survive the round trip unchanged.
+ * Header work on a client's raw message: removing fields while keeping everything else byte for
+ * byte (folded continuation lines included, RFC 5322 §2.2.3; latin1 text so 8-bit bytes survive),
+ * and decoding RFC 2047 encoded words in the values the door reads.
  */
 
 /** Offset of the blank line that ends the header section (the body starts after it). */

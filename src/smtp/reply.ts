@@ -3,7 +3,7 @@
  * `smtp` column, the text starts with the enhanced code and then the spec's `code`. smtp-server
  * runs with ENHANCEDSTATUSCODES hidden, so it adds nothing to ours and nothing is doubled.
  */
-import { asServiceError, catalog, ServiceError, type FieldError } from '../errors';
+import { asServiceError, catalog, ServiceError } from '../errors';
 
 export interface SmtpReplyError extends Error { responseCode: number }
 
@@ -17,9 +17,10 @@ export function smtpReply(responseCode: number, enhanced: string, code: string, 
 /** The first per-field error says more than the generic 422 detail; it names the field. */
 function describe(e: ServiceError): string {
   const errors = e.extras.errors;
-  if (Array.isArray(errors) && errors.length > 0) {
-    const first = errors[0] as FieldError;
-    if (typeof first?.message === 'string') return `${e.detail} ${first.pointer ?? ''}: ${first.message}`.trim();
+  const first: unknown = Array.isArray(errors) ? errors[0] : undefined;
+  if (typeof first === 'object' && first !== null && 'message' in first && typeof first.message === 'string') {
+    const pointer = 'pointer' in first && typeof first.pointer === 'string' ? first.pointer : '';
+    return `${e.detail} ${pointer}: ${first.message}`;
   }
   return e.detail;
 }

@@ -1,7 +1,7 @@
 /**
  * SMTP submission door (CONTRACT §4): smtp-server hooks → the one accept path. This door only
- * authenticates, enforces the session limits (recipients, size, subject), parses and maps the
- * X-Svc-* headers; every sending rule lives in accept. Replies are built by reply.ts.
+ * authenticates, enforces the session limits (recipients, size), parses the message and maps
+ * its X-Svc-* headers; every sending rule lives in accept. Replies are built by reply.ts.
  */
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
@@ -10,6 +10,7 @@ import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import type { Accept, Submission } from '../accept/types';
+import { limits } from '../accept/validate';
 import { authenticate, authorize, type Principal } from '../auth/api-keys';
 import { validationError } from '../errors';
 import { completeReply, replies, smtpError } from './reply';
@@ -19,9 +20,9 @@ import { loadTlsCredentials, type TlsCredentials } from './tls';
 export interface Listener { name: string; port: number; close(): Promise<void> }
 export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger; accept: Accept }
 
-/** Spec, Limits: 15 MB = 15 * 2^20 (CONTRACT §6), the same bound as the HTTP door. */
-export const MAX_MESSAGE_BYTES = 15728640;
-export const MAX_RECIPIENTS = 50;
+/** Spec, Limits (one source with the accept path): 15 MB = 15728640 bytes, 50 recipients. */
+const MAX_MESSAGE_BYTES = limits.messageBytes;
+const MAX_RECIPIENTS = limits.recipients;
 
 /** What AUTH established. The key itself is kept to re-check it for every message (CLI changes apply at once). */
 class SubmissionUser {

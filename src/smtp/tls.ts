@@ -16,7 +16,7 @@ function readPem(file: string, what: string): Buffer {
   try {
     return fs.readFileSync(file);
   } catch (err) {
-    throw new Error(`cannot read the TLS ${what} ${file}: ${(err as Error).message}`);
+    throw new Error(`cannot read the TLS ${what} ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnService } from '../helpers/process';
-import { runCli, tempDir } from '../helpers/service';
+import { runCli, tempDir, waitFor } from '../helpers/service';
 
 t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept across restarts', async (t) => {
   const dataDir = tempDir();
@@ -9,19 +9,24 @@ t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept 
   t.equal(created.code, 0);
   const key = (await runCli(env, ['apikey', 'create', 'keep', '--json'])).json.api_key as string;
 
-  const first = await spawnService(t, env);
+  // /healthz is 200 once EVERY listener is up (CONTRACT §1): wait for all three ready lines.
+  const first = await spawnService(t, env, ['http', 'smtp', 'mx']);
   t.match(first.addresses.http, /^127\.0\.0\.1:\d+$/);
   const readyLine = first.lines.find((l) => l.event === 'listener.ready' && l.listener === 'http');
   t.match(readyLine?.msg, /http listening on 127\.0\.0\.1:\d+/);
   const base = `http://${first.addresses.http}`;
-  const health = await fetch(`${base}/healthz`);
+  // The last ready line and the ready flag are a few ticks apart: a client polls /healthz.
+  const health = await waitFor(async () => {
+    const r = await fetch(`${base}/healthz`);
+    return r.status === 200 ? r : undefined;
+  }, { what: '/healthz 200' }).catch(() => fetch(`${base}/healthz`));
   t.equal(health.status, 200);
   t.same(await health.json(), { status: 'ok' });
 
   first.child.kill('SIGTERM');
   t.same(await first.exited, { code: 0, signal: null }, 'SIGTERM exits 0');
 
-  const second = await spawnService(t, env);
+  const second = await spawnService(t, env, ['http', 'smtp', 'mx']);
   const res = await fetch(`http://${second.addresses.http}/v1/senders`, { headers: { Authorization: `Bearer ${key}`, 'X-Instance-Slug': 'keep' } });
   t.equal(res.status, 200, 'the key created before the restart still works');
   const body = (await res.json()) as { data: { email_address: string }[] };

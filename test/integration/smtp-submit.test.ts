@@ -174,3 +174,23 @@ t.test('attachments over the functional limit are accepted and the mails end dro
   const list = await s.api('GET', `/v1/mails?msg_id=${msgId}`);
   t.equal(list.body.data[0].status, 4, 'dropped');
 });
+
+t.test('plan, subscription and bandwidth refusals speak their CONTRACT §6 replies', async (t) => {
+  const s = await startTestService(t);
+  const { slug, from, rcpt, c } = await session(t, s);
+  const body = (subject: string): string => message(from, rcpt('x'), subject, `X-Pad: ${'p'.repeat(600)}\r\n`);
+
+  t.equal((await s.cli('instance', 'limits', slug, '--subscription', 'inactive', '--json')).code, 0);
+  const inactive = await c.send(from, [rcpt('x')], body('a'));
+  t.match(inactive.err?.response, /^550 5\.7\.0 subscription_inactive /);
+  t.equal((await s.cli('instance', 'limits', slug, '--subscription', 'active', '--send-limit', '1', '--json')).code, 0);
+  t.match((await c.send(from, [rcpt('x')], body('b'))).info?.response, queued, 'within the plan');
+  const plan = await c.send(from, [rcpt('x')], body('c'));
+  t.match(plan.err?.response, /^550 5\.7\.0 plan_send_limit_exceeded /);
+
+  t.equal((await s.cli('instance', 'limits', slug, '--send-limit', 'none', '--bandwidth-bytes-per-second', '1', '--bandwidth-burst-bytes', '1500', '--json')).code, 0);
+  t.match((await c.send(from, [rcpt('x')], body('d'))).info?.response, queued, 'within the burst');
+  const rate = await c.send(from, [rcpt('x')], body('e'));
+  t.equal(rate.err?.responseCode, 451, 'temporary');
+  t.match(rate.err?.response, /^451 4\.7\.0 rate_limit_exceeded /);
+});
