@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'estafeta-bench-'));
   const env: NodeJS.ProcessEnv = {
     ...process.env, ESTAFETA_DATA_DIR: dataDir, ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0',
-    ESTAFETA_LOG_LEVEL: 'warn', ESTAFETA_HOSTNAME: 'bench.estafeta.test', ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true',
+    ESTAFETA_LOG_LEVEL: 'info', ESTAFETA_HOSTNAME: 'bench.estafeta.test', ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true',
   };
   const fsyncs = fsyncRate(dataDir);
   cli(env, 'instance', 'create', 'bench');

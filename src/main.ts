@@ -1,12 +1,11 @@
 /** `npm start`: one process, every door; SIGTERM/SIGINT stop it gracefully and exit 0. */
-import { loadConfig, ConfigError } from './config/load';
+import { loadConfig, ConfigError, type Config } from './config/load';
 import { createLogger } from './lib/log';
-import { startService } from './service';
+import { startService, type RunningService } from './service';
 
-async function main(): Promise<void> {
-  let config;
+function configOrExit(): Readonly<Config> {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`estafeta: ${err.message}\n`);
@@ -14,25 +13,31 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+}
+
+async function main(): Promise<void> {
+  const config = configOrExit();
   const log = createLogger(config.logLevel);
-  // Handlers go in before the listeners start: a SIGTERM during start-up still stops cleanly, exit 0.
-  let signalled = false;
-  let started: Promise<Awaited<ReturnType<typeof startService>>> | undefined;
-  const shutdown = (signal: string): void => {
-    if (signalled) return;
-    signalled = true;
-    log.info({ event: 'service.stopping', signal }, `${signal}: stopping`);
-    void (started ?? Promise.reject(new Error('not started')))
-      .then((service) => service.stop())
-      .then(() => process.exit(0), (err: unknown) => {
-        log.error({ err }, 'stop failed');
-        process.exit(1);
-      });
+  let service: RunningService | undefined;
+  let signalled: string | undefined;
+  const stop = (): void => {
+    if (!service) return; // a signal during start-up stops the service once it is up
+    service.stop().then(() => process.exit(0), (err: unknown) => {
+      log.error({ err }, 'stop failed');
+      process.exit(1);
+    });
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  started = startService(config, log);
-  await started;
+  // Handlers go in first: a SIGTERM that arrives while listeners start must still stop cleanly.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (signalled) return;
+      signalled = signal;
+      log.info({ event: 'service.stopping', signal }, `${signal}: stopping`);
+      stop();
+    });
+  }
+  service = await startService(config, log);
+  if (signalled) stop();
 }
 
 main().catch((err: unknown) => {

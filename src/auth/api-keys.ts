@@ -78,7 +78,8 @@ const dummyHash = sha256(randomToken(40));
 
 /** Every failure is the same 401: which part was wrong is never told (no slug enumeration). */
 export function authenticate(db: Db, authorization: string | undefined, slug: string | undefined): Principal {
-  const m = /^Bearer ([^\s]+)$/.exec(authorization?.trim() ?? '');
+  // The auth scheme is case-insensitive and followed by 1*SP (RFC 9110 §11.1, RFC 6750 §2.1).
+  const m = /^Bearer +([^\s]+)$/i.exec(authorization?.trim() ?? '');
   const parts = m ? m[1].split('.') : [];
   const [prefix, keyId, token] = parts.length === 3 ? parts : ['', '', ''];
   const instance = slug ? findInstanceBySlug(db, slug.trim().toLowerCase()) : undefined;

@@ -16,10 +16,8 @@ t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept 
   t.match(readyLine?.msg, /http listening on 127\.0\.0\.1:\d+/);
   const base = `http://${first.addresses.http}`;
   // The last ready line and the ready flag are a few ticks apart: a client polls /healthz.
-  const health = await waitFor(async () => {
-    const r = await fetch(`${base}/healthz`);
-    return r.status === 200 ? r : undefined;
-  }, { what: '/healthz 200' }).catch(() => fetch(`${base}/healthz`));
+  await waitFor(async () => (await fetch(`${base}/healthz`)).status === 200, { what: '/healthz 200' }).catch(() => undefined);
+  const health = await fetch(`${base}/healthz`);
   t.equal(health.status, 200);
   t.same(await health.json(), { status: 'ok' });
 

@@ -31,4 +31,14 @@ t.test('conformance details found in review', async (t) => {
     t.equal(r.json.code, 'validation_error');
     t.notMatch(r.json.detail, /outputHelp/);
   });
+
+  t.test('the Bearer scheme is matched case-insensitively, as RFC 9110 says of auth schemes', async (t) => {
+    const { key } = await s.tenant();
+    for (const scheme of ['bearer', 'BEARER', 'Bearer ']) {
+      const res = await s.api('GET', '/v1/fields', { headers: { Authorization: `${scheme} ${key}` } });
+      t.equal(res.status, 200, JSON.stringify(scheme));
+    }
+    const wrong = await s.api('GET', '/v1/fields', { headers: { Authorization: `Basic ${key}` } });
+    t.equal(wrong.status, 401);
+  });
 });
