@@ -14,9 +14,10 @@ import readline from 'node:readline';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 
-const root = path.join(__dirname, '..', '..');
-const mainJs = path.join(root, 'dist', 'src', 'main.js');
-const cliJs = path.join(root, 'dist', 'src', 'cli', 'main.js');
+// The service and CLI compiled beside this file (dist/ for `npm run bench`, or any --outDir).
+const outDir = path.join(__dirname, '..');
+const mainJs = path.join(outDir, 'src', 'main.js');
+const cliJs = path.join(outDir, 'src', 'cli', 'main.js');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 
 function fsyncRate(dir: string, ms = 2000): number {
@@ -42,7 +43,9 @@ function cli(env: NodeJS.ProcessEnv, ...args: string[]): Record<string, unknown>
 }
 
 async function startService(env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [mainJs], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_NODE_ARGS passes node flags to the service only (e.g. `--cpu-prof` to profile it).
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, mainJs], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const addresses: Record<string, string> = {};
   await new Promise<void>((resolve, reject) => {
     readline.createInterface({ input: child.stdout }).on('line', (line) => {
@@ -106,15 +109,22 @@ async function main(): Promise<void> {
     const [smtpHost, smtpPort] = svc.addresses.smtp.split(/:(?=\d+$)/);
     const smtp = await benchSmtp(smtpHost, Number(smtpPort), 'bench', key, sender, rcpt);
     const rss = peakRss(svc.child.pid as number);
+    const metrics = await (await fetch(`http://${svc.addresses.http}/metrics`)).text();
+    const counter = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+    const flushes = counter('estafeta_spool_flushes_total');
+    const spooled = counter('estafeta_spool_messages_total');
     const row = (name: string, v: string) => console.log(`${name.padEnd(34)} ${v}`);
     console.log(`\nEstafeta accept benchmark (${os.cpus().length} cores, ${seconds}s per door, durability on)\n`);
     row('machine fsync/s (one 2 KB write+fsync)', fsyncs.toFixed(0));
     row('HTTP sends/s (32 conns)', `${httpRate.toFixed(0)}  p50 ${http.latency.p50} ms  p99 ${http.latency.p99} ms  non-2xx ${http.non2xx}  errors ${http.errors}`);
     row('SMTP messages/s (16 sessions)', `${smtp.rate.toFixed(0)}  p50 ${smtp.p50?.toFixed(1)} ms  p99 ${smtp.p99?.toFixed(1)} ms`);
     row('service peak RSS', `${rss.toFixed(0)} MB`);
+    row('load average (1 min) at the end', os.loadavg()[0].toFixed(2));
+    row('spool flushes (fdatasync)', `${flushes} for ${spooled} messages: ${(spooled / flushes).toFixed(1)} messages per flush`);
     row('targets', 'HTTP >= 3000/s, SMTP >= 2000/s, both > machine fsync/s');
     row('HTTP beats one fsync per message', String(httpRate > fsyncs));
     row('SMTP beats one fsync per message', String(smtp.rate > fsyncs));
+    row('fewer flushes than messages', String(flushes < spooled));
   } finally {
     svc.child.kill('SIGTERM');
   }

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './lib/log';
 import { createMetrics } from './lib/metrics';
 import { createApp } from './http/app';
 import { openSpool } from './spool/spool';
+import { liveSpoolFiles } from './store/messages';
 import { createAccept } from './accept/accept';
 import { createDelivery, type Delivery } from './delivery';
 import { startSubmission, type Listener } from './smtp/submission';
@@ -40,8 +41,9 @@ export const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? 
 
 export async function startService(config: Readonly<Config>, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const db = openDb(config.dataDir);
-  const spool = openSpool(config.dataDir);
   const metrics = createMetrics();
+  // The spool reclaims a segment once no message still to deliver references it.
+  const spool = openSpool(config.dataDir, { live: () => liveSpoolFiles(db), registry: metrics.registry });
   const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool });
   const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, onQueued: () => delivery.wake() });
   let ready = false;

@@ -65,7 +65,7 @@ export function createAccept(deps: AcceptDeps): Accept {
     const acceptance: Acceptance = {
       instance, bytes, charged, cycle, mails,
       message: {
-        msgId, senderId: sender.row.id, senderEmail: sender.row.email_address, envelopeFrom: null, subject, spoolFile: `${msgId}.eml`,
+        msgId, senderId: sender.row.id, senderEmail: sender.row.email_address, envelopeFrom: null, subject,
         size: bytes.length, attachmentBytes: sub.attachmentBytes, category: sub.categorySlug, customMsgId: sub.customMsgId,
         customGroupCode: sub.customGroupCode, testMode: sub.testMode, door: sub.door, pending: charged, receivedAt: at,
       },

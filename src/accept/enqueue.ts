@@ -1,16 +1,15 @@
 /**
- * Group commit (DESIGN.md rule 2): each accepted message's bytes are written and fsync'd to the
- * spool as soon as they are ready (concurrently, on the thread pool); whatever has been written
- * while the previous commit ran is then published together: one directory fsync, one SQLite
- * transaction for all their rows. A submission resolves only after that commit, so an
- * acknowledged message always has both its file and its rows; an unacknowledged one leaves at
- * most a file that the start-up sweep removes.
+ * Group commit (DESIGN.md rule 2): acceptances arriving while the previous batch is being
+ * flushed form the next batch. A batch costs one spool append + ONE fdatasync for all its bytes,
+ * then ONE SQLite transaction for all its rows; only then is any of its callers answered. So an
+ * acknowledged message always has its bytes and its rows; an unacknowledged one leaves at most
+ * unreferenced bytes in a segment, reclaimed with it.
  */
 import type { Db } from '../store/db';
 import type { Spool } from '../spool/spool';
 import type { Logger } from '../lib/log';
 import type { InstanceRow } from '../store/instances';
-import { chargeSends, insertMessage, liveSpoolFiles, registerCategory, type MessageInsert } from '../store/messages';
+import { chargeSends, insertMessage, registerCategory, type MessageInsert } from '../store/messages';
 import { insertMail, insertMailLog, type MailInsert, type MailLogInsert } from '../store/mails';
 import { ServiceError } from '../errors';
 import { iso } from '../lib/time';
@@ -18,7 +17,8 @@ import { usedInCycle, type Cycle } from './policy';
 
 export interface Acceptance {
   instance: InstanceRow;
-  message: MessageInsert;
+  /** The row without its spool reference, which the batch's append assigns. */
+  message: Omit<MessageInsert, 'spoolFile'>;
   mails: { row: Omit<MailInsert, 'messageId'>; logs: MailLogInsert[] }[];
   bytes: Buffer;
   charged: number;
@@ -34,13 +34,15 @@ interface Waiting { a: Acceptance; resolve: () => void; reject: (err: unknown) =
 
 export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQueued: () => void }): Committer {
   const { db, spool, log } = deps;
-  const ready = sweep(db, spool, log);
+  const ready = spool.sweep().then((swept) => {
+    if (swept.temporary + swept.orphans > 0) log.info({ event: 'accept.spool_swept', ...swept }, 'spool swept at start');
+  });
   let queue: Waiting[] = [];
   let flushing = false;
 
   // The plan quota is checked again here, serialized with every other commit: concurrent sends
   // that each passed the early check cannot together overrun the limit.
-  const insertOne = db.transaction((a: Acceptance) => {
+  const insertOne = db.transaction((a: Acceptance, spoolFile: string) => {
     const limit = a.instance.send_limit;
     if (limit !== null && a.charged > 0) {
       const remaining = Math.max(0, limit - usedInCycle(db, a.instance.id, a.cycle.start));
@@ -50,7 +52,7 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
         });
       }
     }
-    const messageId = insertMessage(db, a.instance.id, a.message);
+    const messageId = insertMessage(db, a.instance.id, { ...a.message, spoolFile });
     for (const m of a.mails) {
       const row = insertMail(db, a.instance.id, { ...m.row, messageId });
       for (const l of m.logs) insertMailLog(db, row, l);
@@ -60,9 +62,9 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
   });
 
   /** One transaction for the batch; an item refused by policy rolls back to its own savepoint. */
-  const insertBatch = db.transaction((batch: Waiting[]) => batch.map((w): ServiceError | null => {
+  const insertBatch = db.transaction((batch: Waiting[], refs: string[]) => batch.map((w, i): ServiceError | null => {
     try {
-      insertOne(w.a);
+      insertOne(w.a, refs[i]);
       return null;
     } catch (err) {
       if (err instanceof ServiceError) return err;
@@ -76,22 +78,24 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
       queue = [];
       let results: (ServiceError | null)[];
       try {
-        await spool.syncDir();
-        results = insertBatch(batch);
+        // A send whose every recipient was dropped keeps no bytes: its reference is empty.
+        const kept = batch.filter((w) => w.a.message.pending > 0);
+        results = await spool.append(kept.map((w) => w.a.bytes), (refs) => {
+          const refOf = new Map(kept.map((w, i) => [w, refs[i]]));
+          return insertBatch(batch, batch.map((w) => refOf.get(w) ?? ''));
+        });
       } catch (err) {
-        await Promise.all(batch.map((w) => spool.remove(w.a.message.spoolFile)));
         for (const w of batch) w.reject(err);
         continue;
       }
+      // The bytes of a refused send are referenced by no row: reclaimed with their segment.
       let queued = false;
-      await Promise.all(batch.map(async (w, i) => {
+      batch.forEach((w, i) => {
         const failed = results[i];
-        // A refused send, or one whose every recipient was dropped, keeps no file.
-        if (failed || w.a.message.pending === 0) await spool.remove(w.a.message.spoolFile);
         if (failed) return w.reject(failed);
         if (w.a.message.pending > 0) queued = true;
         w.resolve();
-      }));
+      });
       if (queued) deps.onQueued();
     }
   };
@@ -108,28 +112,10 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
   return {
     async commit(a) {
       await ready;
-      try {
-        await spool.write(a.message.spoolFile, a.bytes);
-      } catch (err) {
-        await spool.remove(a.message.spoolFile);
-        throw err;
-      }
       return new Promise<void>((resolve, reject) => {
         queue.push({ a, resolve, reject });
         kick();
       });
     },
   };
-}
-
-/**
- * Start-up sweep (crash = restart): temporary files of interrupted writes, files of messages
- * never committed, and files whose recipients are all final are removed before any new commit.
- */
-async function sweep(db: Db, spool: Spool, log: Logger): Promise<void> {
-  const tmp = await spool.removeTemporary();
-  const live = liveSpoolFiles(db);
-  const orphans = (await spool.list()).filter((f) => !live.has(f));
-  await Promise.all(orphans.map((f) => spool.remove(f)));
-  if (tmp + orphans.length > 0) log.info({ event: 'accept.spool_swept', temporary: tmp, orphans: orphans.length }, 'spool swept at start');
 }

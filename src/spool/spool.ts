@@ -1,69 +1,122 @@
 /**
- * The message spool: one file per accepted message under <dataDir>/messages/. Owned by the
- * accept path (writes) and delivery (reads, removes once every recipient is final).
- * A file is written whole to a temporary name, fsync'd, then renamed (Postfix: a queue file is
- * published only when complete); the directory fsync that makes renames durable is separate so
- * that one group commit pays it once for many files.
+ * The message spool: the bytes of accepted messages under <dataDir>/messages/ (DESIGN.md rule 3:
+ * the spool holds bytes, the store holds state). A batch of acceptances is appended to the
+ * current segment file and flushed with ONE fdatasync (group commit for the bytes too); a
+ * message's reference is `seg-<n>.spool:<offset>:<length>`. See segments.ts for the life cycle.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import client from 'prom-client';
+import { createSegments, isSegment, type SegmentOptions } from './segments';
 
 export interface Spool {
   dir: string;
-  /** Absolute path of a spool file name as stored in messages.spool_file. */
-  pathOf(file: string): string;
-  read(file: string): Promise<Buffer>;
-  remove(file: string): Promise<void>;
-  /** Writes `bytes` under `file`: temp file, fsync, rename. Durable only after syncDir(). */
-  write(file: string, bytes: Buffer): Promise<void>;
-  /** fsync of the spool directory: makes every rename before it durable. */
-  syncDir(): Promise<void>;
-  /** Names of the published files (temporary files excluded). */
+  /** The bytes of a reference as stored in messages.spool_file. */
+  read(ref: string): Promise<Buffer>;
+  /**
+   * Releases a reference whose message is final (or deleted). A legacy file is deleted; a
+   * segment is deleted once no live message references it. Resolves after that check.
+   */
+  remove(ref: string): Promise<void>;
+  /**
+   * Appends every buffer to the current segment, fdatasyncs once, then runs `commit` with their
+   * references (synchronously, so the rows are visible before any reclaim can run). Appends
+   * are serialized. Bytes of a commit that throws are unreferenced garbage.
+   */
+  append<T>(items: Buffer[], commit: (refs: string[]) => T): Promise<T>;
+  /** Names of the files in the spool (segments and legacy per-message files). */
   list(): Promise<string[]>;
-  /** Removes temporary files left by a crash mid-write; returns how many. */
-  removeTemporary(): Promise<number>;
+  /** Start-up sweep: removes temporary files and every file no live message references. */
+  sweep(): Promise<{ temporary: number; orphans: number }>;
+}
+
+export interface SpoolOptions extends Partial<SegmentOptions> {
+  /**
+   * The references of messages still to deliver (messages.pending > 0), read from the store by
+   * the composition root so the spool does not depend on it. Without it the spool never
+   * reclaims a segment (a reader such as a test or the MX door's DSN handling).
+   */
+  live?: () => Set<string>;
+  /** Where to count flushes and the messages they carried (messages per flush = group commit). */
+  registry?: client.Registry;
+}
+
+function flushCounter(registry: client.Registry): (messages: number, bytes: number) => void {
+  const flushes = new client.Counter({ name: 'estafeta_spool_flushes_total', help: 'Spool segment flushes (one fdatasync each)', registers: [registry] });
+  const messages = new client.Counter({ name: 'estafeta_spool_messages_total', help: 'Messages made durable by those flushes', registers: [registry] });
+  const bytes = new client.Counter({ name: 'estafeta_spool_bytes_total', help: 'Bytes appended to spool segments', registers: [registry] });
+  return (m, b) => {
+    flushes.inc();
+    messages.inc(m);
+    bytes.inc(b);
+  };
 }
 
 const tmpPrefix = '.tmp-';
+/** One spool per directory and process: a second open shares the writer's state. */
+const open = new Map<string, Spool>();
 
-export function openSpool(dataDir: string): Spool {
+/** `seg-000012.spool:4096:2210` → segment, offset, length; a ref without ':' is a whole file. */
+export function parseRef(ref: string): { file: string; offset: number; length: number } | { file: string; offset?: undefined; length?: undefined } {
+  const parts = ref.split(':');
+  if (parts.length !== 3) return { file: ref };
+  return { file: parts[0], offset: Number(parts[1]), length: Number(parts[2]) };
+}
+
+export function openSpool(dataDir: string, options: SpoolOptions = {}): Spool {
   const dir = path.join(dataDir, 'messages');
+  const existing = open.get(dir);
+  // A new writer (a service started again in the same process) replaces the old one.
+  if (existing && !options.live) return existing;
   fs.mkdirSync(dir, { recursive: true });
-  const pathOf = (file: string): string => path.join(dir, file);
+  const pathOf = (file: string): string => path.join(dir, path.basename(file));
+  const segments = createSegments(dir, {
+    segmentBytes: options.segmentBytes ?? 32 * 1024 * 1024,
+    gcIntervalMs: options.gcIntervalMs ?? 1000,
+    onFlush: options.onFlush ?? (options.registry ? flushCounter(options.registry) : undefined),
+  }, options.live);
 
-  const write = async (file: string, bytes: Buffer): Promise<void> => {
-    const tmp = pathOf(tmpPrefix + file);
-    const fh = await fs.promises.open(tmp, 'w', 0o640);
+  const read = async (ref: string): Promise<Buffer> => {
+    if (ref === '') throw new Error('this message kept no bytes in the spool');
+    const r = parseRef(ref);
+    if (r.offset === undefined) return fs.promises.readFile(pathOf(r.file));
+    const fh = await fs.promises.open(pathOf(r.file), 'r');
     try {
-      await fh.writeFile(bytes);
-      await fh.sync();
+      const buf = Buffer.allocUnsafe(r.length);
+      let done = 0;
+      while (done < r.length) {
+        const { bytesRead } = await fh.read(buf, done, r.length - done, r.offset + done);
+        if (bytesRead === 0) throw new Error(`spool reference ${ref} runs past the end of its segment`);
+        done += bytesRead;
+      }
+      return buf;
     } finally {
       await fh.close();
     }
-    await fs.promises.rename(tmp, pathOf(file));
   };
 
-  const syncDir = async (): Promise<void> => {
-    const fh = await fs.promises.open(dir, 'r');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+  const sweep = async (): Promise<{ temporary: number; orphans: number }> => {
+    const names = await fs.promises.readdir(dir);
+    const tmps = names.filter((f) => f.startsWith(tmpPrefix));
+    await Promise.all(tmps.map((f) => fs.promises.rm(pathOf(f), { force: true })));
+    if (!options.live) return { temporary: tmps.length, orphans: 0 };
+    const orphans = await segments.reclaim(names.filter((f) => !f.startsWith(tmpPrefix)));
+    return { temporary: tmps.length, orphans };
   };
 
-  return {
+  const spool: Spool = {
     dir,
-    pathOf,
-    read: (file) => fs.promises.readFile(pathOf(file)),
-    remove: (file) => fs.promises.rm(pathOf(file), { force: true }),
-    write,
-    syncDir,
-    list: async () => (await fs.promises.readdir(dir)).filter((f) => !f.startsWith(tmpPrefix)),
-    removeTemporary: async () => {
-      const tmps = (await fs.promises.readdir(dir)).filter((f) => f.startsWith(tmpPrefix));
-      await Promise.all(tmps.map((f) => fs.promises.rm(pathOf(f), { force: true })));
-      return tmps.length;
+    read,
+    remove: async (ref) => {
+      if (ref === '') return; // a message that kept no bytes (every recipient dropped)
+      const r = parseRef(ref);
+      if (r.offset === undefined && !isSegment(r.file)) return fs.promises.rm(pathOf(r.file), { force: true });
+      return segments.released();
     },
+    append: (items, commit) => segments.append(items, commit),
+    list: async () => (await fs.promises.readdir(dir)).filter((f) => !f.startsWith(tmpPrefix)),
+    sweep,
   };
+  open.set(dir, spool);
+  return spool;
 }

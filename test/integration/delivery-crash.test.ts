@@ -3,28 +3,40 @@ import { openDb } from '../../src/store/db';
 import { spawnService } from '../helpers/process';
 import { startSink } from '../helpers/smtp-sink';
 import { startDns } from '../helpers/dns-server';
-import { queueMail, mailState } from '../helpers/enqueue';
+import { baseZone, mailState, sender, verifyBrand } from '../helpers/delivery-world';
 import { runCli, tempDir, waitFor } from '../helpers/service';
 
 t.test('a SIGKILL in the middle of a delivery attempt leads to a delivery after restart', async (t) => {
   const dataDir = tempDir();
   const stuck = await startSink(t, { holdFirst: 1 });
   const healthy = await startSink(t);
-  const dns = await startDns(t, { 'example.test': { MX: [{ exchange: 'mx.example.test', priority: 10 }] }, 'mx.example.test': { A: ['127.0.0.1'] } });
+  const zone = baseZone();
+  const dns = await startDns(t, zone);
   const env = {
-    ESTAFETA_DATA_DIR: dataDir, ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0', ESTAFETA_HOSTNAME: 'mta.estafeta.test',
-    ESTAFETA_DNS_SERVERS: dns.address, ESTAFETA_RETRY_DELAYS: '3600',
+    ESTAFETA_DATA_DIR: dataDir, ESTAFETA_HOST: '127.0.0.1', ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0',
+    ESTAFETA_HOSTNAME: 'mta.estafeta.test', ESTAFETA_DNS_SERVERS: dns.address, ESTAFETA_RETRY_DELAYS: '3600',
   };
-  const inst = await runCli(env, ['instance', 'create', 'crashco', '--json']);
-  t.equal(inst.code, 0);
-  const db = openDb(dataDir);
-  t.teardown(() => db.close());
-  const q = await queueMail({ db, config: { dataDir, hostname: 'mta.estafeta.test' } }, { instanceId: inst.json.id, from: 'news@brand.test', to: ['ana@example.test'] });
+  const cli = (...args: string[]) => runCli(env, args);
+  const slug = 'crashco';
+  t.equal((await cli('instance', 'create', slug, '--json')).code, 0);
+  const key = (await cli('apikey', 'create', slug, '--json')).json.api_key as string;
 
   const first = await spawnService(t, { ...env, ESTAFETA_DELIVERY_PORT: String(stuck.port) });
+  const base = `http://${first.addresses.http}`;
+  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const res = await fetch(base + path, {
+      method, body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { Authorization: `Bearer ${key}`, 'X-Instance-Slug': slug, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  await verifyBrand(api, cli, slug, zone, dns);
+  const q = await sender(api)(['ana@example.test']);
   await waitFor(() => stuck.stats.held === 1, { what: 'the attempt to be in DATA' });
   first.child.kill('SIGKILL');
   await first.exited;
+  const db = openDb(dataDir);
+  t.teardown(() => db.close());
   t.equal(mailState({ db }, q.mailIds[0]).status, 2, 'not final: the kill came before any outcome');
 
   await spawnService(t, { ...env, ESTAFETA_DELIVERY_PORT: String(healthy.port) });

@@ -1,8 +1,7 @@
 import t from 'tap';
 import nodemailer from 'nodemailer';
 import { simpleParser } from 'mailparser';
-import { startWorld } from '../helpers/delivery-world';
-import { queueMail, mailState, mailLogs } from '../helpers/enqueue';
+import { startWorld, mailState, mailLogs } from '../helpers/delivery-world';
 import { waitFor } from '../helpers/service';
 
 const onList = (db: { prepare(s: string): { get(...a: unknown[]): unknown } }, rcpt: string, list: string): boolean =>
@@ -10,7 +9,7 @@ const onList = (db: { prepare(s: string): { get(...a: unknown[]): unknown } }, r
 
 t.test('a pixel fetch and a click are counted, the click redirects only to the signed URL, and one-click unsubscribe suppresses the recipient', async (t) => {
   const w = await startWorld(t);
-  const q = await queueMail(w.ts.svc, { instanceId: w.instanceId, from: 'news@brand.test', to: ['ana@example.test'] });
+  const q = await w.send(['ana@example.test']);
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
   const parsed = await simpleParser(w.sink.received[0].raw);
   const html = String(parsed.html);
@@ -55,7 +54,7 @@ t.test('a pixel fetch and a click are counted, the click redirects only to the s
   const post = await fetch(local(unsub), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
   t.equal(post.status, 200);
   t.ok(onList(w.ts.svc.db, 'ana@example.test', 'unsubscribes'), 'one-click POST unsubscribes');
-  const q2 = await queueMail(w.ts.svc, { instanceId: w.instanceId, from: 'news@brand.test', to: ['ana@example.test'] });
+  const q2 = await w.send(['ana@example.test']);
   await waitFor(() => mailState(w.ts.svc, q2.mailIds[0]).status === 4, { what: 'next mail dropped' });
 });
 
@@ -84,7 +83,7 @@ const arf = (to: string, mailId: string): string => [
 
 t.test('the inbound MX turns a DSN into a bounce and an ARF report into a complaint, and relays nothing else', async (t) => {
   const w = await startWorld(t);
-  const q = await queueMail(w.ts.svc, { instanceId: w.instanceId, from: 'news@brand.test', to: ['ana@example.test', 'bo@example.test'] });
+  const q = await w.send(['ana@example.test', 'bo@example.test']);
   await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent' });
   const mx = w.ts.svc.ports.mx ?? 0;
   const rp = `bounces+${q.mailIds[0]}@brand.test`;

@@ -1,11 +1,10 @@
 import t from 'tap';
-import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { spawnService } from '../helpers/process';
 import { runCli, tempDir } from '../helpers/service';
 import { startDns } from '../helpers/dns-server';
 import { publishedZone } from './domains-fixture';
+import { filesOf, spooledBytes, spoolFiles, spoolRefsIn } from '../helpers/spool-files';
 
 /** A loopback port nobody listens on: delivery attempts fail at once and the mails stay deferred. */
 async function closedPort(): Promise<number> {
@@ -67,21 +66,17 @@ t.test('SIGKILL right after the last 200: every acknowledged mail survives with 
 
   const second = await spawnService(t, env);
   const api = async (p: string) => (await (await fetch(`http://${second.addresses.http}${p}`, { headers })).json()) as { data: { msg_id: string; status: number; subject: string }[] };
-  const spoolDir = path.join(dataDir, 'messages');
+  const refs = spoolRefsIn(dataDir);
   let missing = 0;
   for (const msgId of acked) {
     const rows = (await api(`/v1/mails?msg_id=${msgId}`)).data;
-    const file = path.join(spoolDir, `${msgId}.eml`);
-    const bytes = fs.existsSync(file) ? fs.readFileSync(file, 'latin1') : '';
+    const bytes = (await spooledBytes(dataDir, refs.get(msgId)))?.toString('latin1') ?? '';
     if (rows.length !== 1 || ![2, 5].includes(rows[0].status) || !bytes.includes(`Message-ID: <${msgId}@mta.estafeta.test>`) || !bytes.includes(`Subject: ${rows[0].subject}`)) missing++;
   }
-  t.equal(missing, 0, 'every acknowledged mail has its row and its complete spool file');
-  const files = fs.readdirSync(spoolDir);
+  t.equal(missing, 0, 'every acknowledged mail has its row and its complete bytes in the spool');
+  const files = spoolFiles(dataDir);
   t.equal(files.filter((f) => f.startsWith('.tmp-')).length, 0, 'no temporary file survives the restart');
-  let orphans = 0;
-  for (const f of files) {
-    if ((await api(`/v1/mails?msg_id=${f.replace(/\.eml$/, '')}`)).data.length === 0) orphans++;
-  }
-  t.equal(orphans, 0, 'every spool file belongs to a stored message');
+  const live = filesOf(spoolRefsIn(dataDir, 'SELECT msg_id, spool_file FROM messages WHERE pending > 0').values());
+  t.same(files.filter((f) => !live.has(f)), [], 'every spool file holds a message still to deliver: no orphan segment');
   t.equal(second.lines.filter((l) => Number(l.level) >= 50).length, 0, 'no start-up error');
 });

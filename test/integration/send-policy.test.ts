@@ -1,7 +1,7 @@
 import t from 'tap';
-import fs from 'node:fs';
 import path from 'node:path';
 import { sendFixture } from './send-fixture';
+import { spoolRefOf } from '../helpers/spool-files';
 import { allVerified, domainFixture, states } from './domains-fixture';
 
 const MB = 1024 * 1024;
@@ -130,7 +130,7 @@ t.test('dropped at acceptance, not charged: suppressed address, functional attac
   t.same(dropped.map((m: any) => m.status), [4, 4], 'every recipient dropped');
   const why = (await f.s.api('GET', `/v1/mails/${dropped[0].mail_id}/logs`)).body.data;
   t.match(why[1].detail, /functional limit of 1000 bytes/);
-  t.notOk(fs.existsSync(path.join(f.s.dataDir, 'messages', `${heavy.body.message_id}.eml`)), 'no spool file is kept when every recipient is dropped');
+  t.equal(spoolRefOf(f.s.svc.db, heavy.body.message_id), '', 'no spool bytes are kept when every recipient is dropped');
   // 5 allowed; charged so far: 1 ('here'). Four more fit, which proves the drops were not charged.
   const four = await f.send({ to: ['a', 'b', 'c', 'd'].map((l) => ({ email: f.rcpt(l) })) });
   t.equal(four.status, 200, 'dropped recipients were not charged');

@@ -1,0 +1,152 @@
+/**
+ * Append-only segment files `seg-<n>.spool`. One writer appends batches to the current segment
+ * (one fdatasync per batch); a new segment (and one directory fsync) starts past a size
+ * threshold. A segment is deleted once no live message references it and no batch is in flight
+ * into it; bytes of batches that never committed go with it. Per-file fsync tops out at a few
+ * thousand files/s (DESIGN.md); one flush per batch does not.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface SegmentOptions {
+  /** Size past which the next batch starts a new segment. */
+  segmentBytes: number;
+  /** Minimum time between two reclaim passes (each one reads the live references). */
+  gcIntervalMs: number;
+  /** Called after each flush (one fdatasync) with the messages and bytes it made durable. */
+  onFlush?: (messages: number, bytes: number) => void;
+}
+
+export interface Segments {
+  append<T>(items: Buffer[], commit: (refs: string[]) => T): Promise<T>;
+  /** A reference was released: schedules a reclaim pass; resolves once it ran. */
+  released(): Promise<void>;
+  /** Deletes every listed file (segment or legacy) that no live reference needs; returns how many. */
+  reclaim(names: string[]): Promise<number>;
+}
+
+const segmentName = /^seg-(\d+)\.spool$/;
+export const isSegment = (name: string): boolean => segmentName.test(name);
+const fileOf = (ref: string): string => ref.split(':')[0];
+
+interface Current { name: string; fh: fs.promises.FileHandle; size: number }
+
+export function createSegments(dir: string, o: SegmentOptions, live?: () => Set<string>): Segments {
+  // Numbers only grow: a restart never appends after a crashed batch's torn tail.
+  let next = 1 + fs.readdirSync(dir).reduce((max, f) => Math.max(max, Number(segmentName.exec(f)?.[1] ?? 0)), 0);
+  let current: Current | null = null;
+  let busy = false;
+  let chain: Promise<unknown> = Promise.resolve();
+
+  const syncDir = async (): Promise<void> => {
+    const fh = await fs.promises.open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  };
+
+  /** Leaves the current segment as an ordinary one (reclaimed like the others). */
+  const detach = (): void => {
+    const c = current;
+    current = null;
+    c?.fh.close().catch(() => undefined);
+  };
+
+  const start = async (): Promise<Current> => {
+    const name = `seg-${String(next++).padStart(6, '0')}.spool`;
+    const fh = await fs.promises.open(path.join(dir, name), 'wx', 0o640);
+    const seg: Current = { name, fh, size: 0 };
+    current = seg;
+    try {
+      await syncDir(); // the new name itself must survive a crash
+    } catch (err) {
+      detach();
+      throw err;
+    }
+    return seg;
+  };
+
+  const write = async <T>(items: Buffer[], commit: (refs: string[]) => T): Promise<T> => {
+    if (items.length === 0) return commit([]); // nothing to make durable (every recipient dropped)
+    busy = true;
+    try {
+      if (current && current.size >= o.segmentBytes) {
+        detach();
+        void released();
+      }
+      const seg = current ?? (await start());
+      const bytes = items.length === 1 ? items[0] : Buffer.concat(items);
+      const refs: string[] = [];
+      let offset = seg.size;
+      for (const b of items) {
+        refs.push(`${seg.name}:${offset}:${b.length}`);
+        offset += b.length;
+      }
+      try {
+        let done = 0;
+        while (done < bytes.length) done += (await seg.fh.write(bytes, done, bytes.length - done, seg.size + done)).bytesWritten;
+        await seg.fh.datasync();
+      } catch (err) {
+        // The segment's tail is unknown now: never append after it.
+        if (current === seg) detach();
+        throw err;
+      }
+      seg.size = offset;
+      o.onFlush?.(items.length, bytes.length);
+      return commit(refs); // synchronous: the rows are visible before `busy` drops
+    } finally {
+      busy = false;
+    }
+  };
+
+  const liveFiles = (): Set<string> | null => {
+    if (!live) return null;
+    try {
+      return new Set([...live()].map(fileOf));
+    } catch {
+      return null; // the store is closed (service stopped): reclaim nothing
+    }
+  };
+
+  const reclaim = async (names: string[]): Promise<number> => {
+    const keep = liveFiles();
+    if (!keep) return 0;
+    const doomed = names.filter((n) => {
+      if (keep.has(n)) return false;
+      if (current && n === current.name) {
+        if (busy) return false;
+        detach();
+      }
+      return true;
+    });
+    await Promise.all(doomed.map((n) => fs.promises.rm(path.join(dir, n), { force: true })));
+    return doomed.length;
+  };
+
+  let scheduled: Promise<void> | null = null;
+  let lastPass = 0;
+  const released = (): Promise<void> => {
+    if (!live) return Promise.resolve();
+    scheduled ??= new Promise<void>((resolve) => {
+      setTimeout(() => {
+        scheduled = null;
+        lastPass = Date.now();
+        // Only segments: a legacy file is removed by its own reference.
+        fs.promises.readdir(dir).then((names) => reclaim(names.filter(isSegment))).catch(() => undefined).finally(resolve);
+      }, Math.max(0, lastPass + o.gcIntervalMs - Date.now())); // ref'd: a caller may await it (purge)
+    });
+    return scheduled;
+  };
+
+  return {
+    append: (items, commit) => {
+      const run = chain.then(() => write(items, commit));
+      chain = run.catch(() => undefined);
+      return run;
+    },
+    released,
+    reclaim,
+  };
+}
