@@ -11,7 +11,7 @@ import { createLogger, type Logger } from './lib/log';
 import { createMetrics } from './lib/metrics';
 import { createApp } from './http/app';
 import { openSpool } from './spool/spool';
-import { liveSpoolFiles } from './store/messages';
+import { spoolFileIsLive } from './store/messages';
 import { createAccept } from './accept/accept';
 import { createDelivery, type Delivery } from './delivery';
 import { startSubmission, type Listener } from './smtp/submission';
@@ -43,7 +43,7 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   const db = openDb(config.dataDir);
   const metrics = createMetrics();
   // The spool reclaims a segment once no message still to deliver references it.
-  const spool = openSpool(config.dataDir, { live: () => liveSpoolFiles(db), registry: metrics.registry });
+  const spool = openSpool(config.dataDir, { live: (file) => spoolFileIsLive(db, file), registry: metrics.registry });
   const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool });
   const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, onQueued: () => delivery.wake() });
   let ready = false;

@@ -1,11 +1,12 @@
 /**
  * Group commit (DESIGN.md rule 2): acceptances arriving while the previous batch is being
  * flushed form the next batch. A batch costs one spool append + ONE fdatasync for all its bytes,
- * then ONE SQLite transaction for all its rows; only then is any of its callers answered. So an
+ * then ONE SQLite transaction for all its rows, made durable by ONE fdatasync of the WAL on the
+ * thread pool (overlapping the next batch); only then is any of its callers answered. So an
  * acknowledged message always has its bytes and its rows; an unacknowledged one leaves at most
  * unreferenced bytes in a segment, reclaimed with it.
  */
-import type { Db } from '../store/db';
+import { syncWal, withoutSync, type Db } from '../store/db';
 import type { Spool } from '../spool/spool';
 import type { Logger } from '../lib/log';
 import type { InstanceRow } from '../store/instances';
@@ -82,22 +83,31 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
         const kept = batch.filter((w) => w.a.message.pending > 0);
         results = await spool.append(kept.map((w) => w.a.bytes), (refs) => {
           const refOf = new Map(kept.map((w, i) => [w, refs[i]]));
-          return insertBatch(batch, batch.map((w) => refOf.get(w) ?? ''));
+          return withoutSync(db, () => insertBatch(batch, batch.map((w) => refOf.get(w) ?? '')));
         });
       } catch (err) {
         for (const w of batch) w.reject(err);
         continue;
       }
-      // The bytes of a refused send are referenced by no row: reclaimed with their segment.
-      let queued = false;
-      batch.forEach((w, i) => {
-        const failed = results[i];
-        if (failed) return w.reject(failed);
-        if (w.a.message.pending > 0) queued = true;
-        w.resolve();
+      // The rows are committed but not yet on disk: the WAL's fdatasync runs on the thread pool
+      // while the next batch is appended, and only then are this batch's callers answered.
+      void syncWal(db).then(() => settle(batch, results), (err: unknown) => {
+        log.error({ err, event: 'accept.wal_sync_failed' }, 'store commit not made durable');
+        for (const w of batch) w.reject(err);
       });
-      if (queued) deps.onQueued();
     }
+  };
+
+  // The bytes of a refused send are referenced by no row: reclaimed with their segment.
+  const settle = (batch: Waiting[], results: (ServiceError | null)[]): void => {
+    let queued = false;
+    batch.forEach((w, i) => {
+      const failed = results[i];
+      if (failed) return w.reject(failed);
+      if (w.a.message.pending > 0) queued = true;
+      w.resolve();
+    });
+    if (queued) deps.onQueued();
   };
 
   const kick = (): void => {

@@ -3,7 +3,7 @@
  * store. Outcomes of attempts finishing together share one transaction (group commit), and a
  * message's spool file is removed once its last recipient is final.
  */
-import type { Db } from '../store/db';
+import { syncWal, withoutSync, type Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import type { Spool } from '../spool/spool';
@@ -52,7 +52,7 @@ function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitt
     if (items.length === 0 || !db.open) return;
     let files: string[] = [];
     try {
-      files = db.transaction(() => items.map((p) => writeOutcome(db, p.mail, p.outcome, p.at, policy)).filter((f): f is string => f !== null))();
+      files = withoutSync(db, () => db.transaction(() => items.map((p) => writeOutcome(db, p.mail, p.outcome, p.at, policy)).filter((f): f is string => f !== null))());
     } catch (err) {
       // The claims stay: these mails are retried after the lease or the next restart.
       log.error({ event: 'delivery.outcome_write_failed', err, mails: items.length }, 'outcomes not written');
@@ -61,9 +61,14 @@ function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitt
     for (const p of items) {
       log.debug({ event: `delivery.${p.outcome.kind}`, mail_id: p.mail.mail_id, instance: p.mail.instance_id, detail: p.outcome.detail }, `mail ${p.outcome.kind}`);
     }
-    for (const f of files) spool.remove(f).catch((err: unknown) => log.error({ event: 'spool.remove_failed', err, file: f }, 'spool file not removed'));
     // Deferrals changed the next due time: let the scheduler re-arm its timer.
     onCommitted();
+    // Bytes go only once the outcome that frees them is on disk (WAL fdatasync off the event
+    // loop): a power loss must never leave a pending row whose bytes are gone.
+    if (files.length === 0) return;
+    syncWal(db).then(() => {
+      for (const f of files) spool.remove(f).catch((err: unknown) => log.error({ event: 'spool.remove_failed', err, file: f }, 'spool file not removed'));
+    }, (err: unknown) => log.error({ event: 'delivery.wal_sync_failed', err }, 'outcomes not made durable; spool kept until the next start'));
   };
   return {
     write(mail, outcome) {

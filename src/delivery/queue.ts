@@ -2,7 +2,7 @@
  * The queue is a query over indexed mail rows (DESIGN rule 3): due scans, claims, and the state
  * change of an outcome with its log row, suppression and spool bookkeeping in one transaction.
  */
-import type { Db } from '../store/db';
+import { withoutSync, type Db } from '../store/db';
 import { addSuppression } from '../store/suppressions';
 import { nextAttemptAt } from './retry';
 import { STATUS, type Outcome } from './outcome';
@@ -36,9 +36,10 @@ export function nextDue(db: Db): number | null {
 /** Marks mails as taken by this process; the lease keeps them out of later scans. */
 export function claimMails(db: Db, ids: readonly number[], now: number, leaseMs: number): void {
   const stmt = sql(db, 'UPDATE mails SET claimed_at = ?, next_attempt_at = ? WHERE id = ?');
-  db.transaction(() => {
+  // Not synced: a claim lost with the machine leaves the mail due, which is what a restart wants.
+  withoutSync(db, () => db.transaction(() => {
     for (const id of ids) stmt.run(now, now + leaseMs, id);
-  })();
+  })());
 }
 
 /** Claims left by a crash (or not started before a stop) become due now: at-least-once delivery. */

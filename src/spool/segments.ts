@@ -27,11 +27,10 @@ export interface Segments {
 
 const segmentName = /^seg-(\d+)\.spool$/;
 export const isSegment = (name: string): boolean => segmentName.test(name);
-const fileOf = (ref: string): string => ref.split(':')[0];
 
 interface Current { name: string; fh: fs.promises.FileHandle; size: number }
 
-export function createSegments(dir: string, o: SegmentOptions, live?: () => Set<string>): Segments {
+export function createSegments(dir: string, o: SegmentOptions, live?: (file: string) => boolean): Segments {
   // Numbers only grow: a restart never appends after a crashed batch's torn tail.
   let next = 1 + fs.readdirSync(dir).reduce((max, f) => Math.max(max, Number(segmentName.exec(f)?.[1] ?? 0)), 0);
   let current: Current | null = null;
@@ -101,24 +100,21 @@ export function createSegments(dir: string, o: SegmentOptions, live?: () => Set<
     }
   };
 
-  const liveFiles = (): Set<string> | null => {
-    if (!live) return null;
+  /** Whether the file must stay; a store that cannot answer (closed at stop) keeps everything. */
+  const keeps = (file: string): boolean => {
     try {
-      return new Set([...live()].map(fileOf));
+      return live ? live(file) : true;
     } catch {
-      return null; // the store is closed (service stopped): reclaim nothing
+      return true;
     }
   };
 
   const reclaim = async (names: string[]): Promise<number> => {
-    const keep = liveFiles();
-    if (!keep) return 0;
+    if (!live) return 0;
     const doomed = names.filter((n) => {
-      if (keep.has(n)) return false;
-      if (current && n === current.name) {
-        if (busy) return false;
-        detach();
-      }
+      if (current && n === current.name && busy) return false;
+      if (keeps(n)) return false;
+      if (current && n === current.name) detach();
       return true;
     });
     await Promise.all(doomed.map((n) => fs.promises.rm(path.join(dir, n), { force: true })));

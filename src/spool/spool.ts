@@ -32,11 +32,11 @@ export interface Spool {
 
 export interface SpoolOptions extends Partial<SegmentOptions> {
   /**
-   * The references of messages still to deliver (messages.pending > 0), read from the store by
-   * the composition root so the spool does not depend on it. Without it the spool never
-   * reclaims a segment (a reader such as a test or the MX door's DSN handling).
+   * Whether a message still to deliver (messages.pending > 0) keeps bytes in this file, asked of
+   * the store by the composition root so the spool does not depend on it. Without it the spool
+   * never reclaims a segment (a reader such as a test or the MX door's DSN handling).
    */
-  live?: () => Set<string>;
+  live?: (file: string) => boolean;
   /** Where to count flushes and the messages they carried (messages per flush = group commit). */
   registry?: client.Registry;
 }

@@ -43,9 +43,14 @@ export function chargeSends(db: Db, instanceId: number, cycleStart: number, coun
 }
 
 /** Spool files that still hold undelivered recipients: every other file in the spool is garbage. */
-export function liveSpoolFiles(db: Db): Set<string> {
-  const rows = db.prepare('SELECT spool_file FROM messages WHERE pending > 0').pluck().all() as string[];
-  return new Set(rows);
+/**
+ * Whether a message still to deliver keeps bytes in this spool file: a whole legacy file, or a
+ * segment its reference `<file>:<offset>:<length>` points into (':' < ';' bounds the range).
+ * One probe of the partial index messages_live per file, whatever the size of the queue.
+ */
+export function spoolFileIsLive(db: Db, file: string): boolean {
+  return db.prepare('SELECT 1 FROM messages WHERE pending > 0 AND (spool_file = ? OR (spool_file > ? AND spool_file < ?)) LIMIT 1')
+    .get(file, `${file}:`, `${file};`) !== undefined;
 }
 
 /** Messages received before `cutoff`, oldest first (the retention purge works in batches). */
