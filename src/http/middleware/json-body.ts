@@ -1,21 +1,18 @@
 /**
- * Request bodies, read while streaming under a byte limit that applies to the bytes transferred
- * and, for `Content-Encoding: gzip`, to the inflated bytes too (413 with max_bytes, decided as
- * soon as the limit is passed: an unbounded body or a gzip bomb is never held in memory).
- * JSON (malformed → 400) everywhere; multipart/form-data where a route asks for it (multipart.ts).
+ * Request bodies under a byte limit that applies to the bytes transferred and, with
+ * `Content-Encoding: gzip`, to the inflated bytes too (413 with max_bytes, decided while
+ * streaming: an unbounded body or a gzip bomb is never held in memory). JSON is read by koa-body
+ * (co-body: inflation + raw-body do the decoding and the limit); a multipart body is read whole
+ * by the same two libraries, then split by busboy (multipart.ts). Library errors become the
+ * spec's codes here: 413 request_too_large, 415 unsupported_media_type, 400 malformed_request.
  */
-import zlib from 'node:zlib';
 import type Koa from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import getRawBody from 'raw-body';
+import inflate from 'inflation';
 import { ServiceError } from '../../errors';
 import type { AppState } from '../api';
 import { parseMultipart, type FilePart } from './multipart';
-
-declare module 'koa' {
-  interface Request {
-    /** The parsed body, set by jsonBody(); validate it with a schema before use. */
-    body?: unknown;
-  }
-}
 
 export const maxBodyBytes = 20 * 1024 * 1024;
 
@@ -26,61 +23,45 @@ export function hasBody(ctx: Koa.Context): boolean {
 const tooLarge = (limit: number): ServiceError =>
   new ServiceError('request_too_large', `The request body exceeds ${limit} bytes (transferred or decompressed).`, { max_bytes: limit });
 
-/** Reads the whole body, inflating gzip, never past `limit` bytes on either side. */
-export function readBody(ctx: Koa.Context, limit = maxBodyBytes): Promise<Buffer> {
-  if (Number(ctx.get('content-length') || 0) > limit) {
-    ctx.set('Connection', 'close');
-    return Promise.reject(tooLarge(limit));
+/** The spec's error for what raw-body, inflation, zlib or the JSON parser threw. */
+function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string): unknown {
+  const e = err as { status?: number; code?: unknown } | null;
+  if (e?.status === 413) {
+    ctx.set('Connection', 'close'); // the rest of the body is not read: do not reuse the socket
+    return tooLarge(limit);
   }
-  const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
-  if (!['identity', 'gzip', 'x-gzip'].includes(encoding)) {
-    return Promise.reject(new ServiceError('unsupported_media_type', `Content-Encoding ${encoding} is not supported; use gzip or none.`));
+  if (e?.status === 415) {
+    const encoding = (ctx.get('content-encoding') || '').trim().toLowerCase();
+    return new ServiceError('unsupported_media_type', `Content-Encoding ${encoding} is not supported; use gzip or none.`);
   }
-  const req = ctx.req;
-  const gunzip = encoding === 'identity' ? null : zlib.createGunzip();
-  const out: NodeJS.ReadableStream = gunzip ? req.pipe(gunzip) : req;
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let transferred = 0;
-    let size = 0;
-    let done = false;
-    const finish = (err: unknown, value?: Buffer): void => {
-      if (done) return;
-      done = true;
-      req.off('data', onRaw);
-      out.off('data', onData);
-      if (err) {
-        if (gunzip) {
-          req.unpipe(gunzip);
-          gunzip.destroy();
-        }
-        ctx.set('Connection', 'close');
-        req.resume(); // discard the rest: the answer is already decided
-        reject(err);
-      } else resolve(value ?? Buffer.alloc(0));
-    };
-    const onRaw = (c: Buffer): void => {
-      transferred += c.length;
-      if (transferred > limit) finish(tooLarge(limit));
-    };
-    const onData = (c: Buffer): void => {
-      size += c.length;
-      if (size > limit) return finish(tooLarge(limit));
-      chunks.push(c);
-    };
-    if (gunzip) req.on('data', onRaw);
-    out.on('data', onData);
-    out.on('end', () => finish(null, Buffer.concat(chunks, size)));
-    out.on('error', () => finish(new ServiceError('malformed_request', 'The request body is not valid gzip.')));
-    req.on('error', (err) => finish(err));
-  });
+  if (typeof e?.code === 'string' && e.code.startsWith('Z_')) return new ServiceError('malformed_request', 'The request body is not valid gzip.');
+  if (e?.status === 400) return new ServiceError('malformed_request', `The request body is not valid ${what}.`);
+  return err;
 }
 
-function parseJsonBody(buf: Buffer): unknown {
+/**
+ * The spec names gzip only: other encodings (inflation would also take deflate and br) are 415.
+ * The header is normalized for inflation, which matches it case-sensitively; x-gzip is gzip.
+ */
+function checkEncoding(ctx: Koa.Context): 'identity' | 'gzip' {
+  const given = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
+  const encoding = given === 'x-gzip' ? 'gzip' : given;
+  if (encoding !== 'identity' && encoding !== 'gzip') {
+    throw new ServiceError('unsupported_media_type', `Content-Encoding ${given} is not supported; use gzip or none.`);
+  }
+  ctx.req.headers['content-encoding'] = encoding;
+  return encoding;
+}
+
+/** Reads the whole body, inflating gzip, never past `limit` bytes on either side. */
+export async function readBody(ctx: Koa.Context, limit = maxBodyBytes): Promise<Buffer> {
+  const identity = checkEncoding(ctx) === 'identity';
+  const length = identity && ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined;
   try {
-    return JSON.parse(buf.toString('utf8'));
-  } catch {
-    throw new ServiceError('malformed_request', 'The request body is not valid JSON.');
+    // raw-body counts the decoded bytes; a declared length over the limit is refused unread.
+    return await getRawBody(inflate(ctx.req) as NodeJS.ReadableStream & import('node:stream').Readable, { limit, length });
+  } catch (err) {
+    throw bodyError(ctx, err, limit, 'multipart');
   }
 }
 
@@ -88,26 +69,42 @@ export type ParsedBody =
   | { multipart: false; body: unknown }
   | { multipart: true; fields: Record<string, string>; files: FilePart[] };
 
+const jsonParsers = new Map<number, Koa.Middleware>();
+/** koa-body for JSON only; not strict, so a JSON scalar reaches the schema (422, not 400). */
+function jsonParser(limit: number): Koa.Middleware {
+  let parser = jsonParsers.get(limit);
+  if (!parser) {
+    parser = koaBody({ json: true, jsonTypes: ['application/json', '+json'], jsonLimit: limit, jsonStrict: false, urlencoded: false, text: false, multipart: false, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE] }) as unknown as Koa.Middleware;
+    jsonParsers.set(limit, parser);
+  }
+  return parser;
+}
+
 /** JSON, or multipart/form-data when `multipart` is set (a route that takes file parts). */
 export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: boolean; limit?: number } = {}): Promise<ParsedBody> {
   const limit = opts.limit ?? maxBodyBytes;
   if (!hasBody(ctx)) return { multipart: false, body: undefined };
   if (opts.multipart && ctx.is('multipart/form-data')) {
-    const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(ctx.get('content-type'));
-    if (!boundary) throw new ServiceError('malformed_request', 'multipart/form-data needs a boundary.');
-    const form = parseMultipart(await readBody(ctx, limit), boundary[1] ?? boundary[2]);
+    const form = await parseMultipart(await readBody(ctx, limit), ctx.get('content-type'));
     return { multipart: true, fields: form.fields, files: form.files };
   }
   if (!ctx.is('application/json', '+json')) {
     throw new ServiceError('unsupported_media_type', opts.multipart ? 'Content-Type must be application/json or multipart/form-data.' : 'Content-Type must be application/json.');
   }
-  return { multipart: false, body: parseJsonBody(await readBody(ctx, limit)) };
+  checkEncoding(ctx);
+  try {
+    await jsonParser(limit)(ctx, async () => undefined);
+  } catch (err) {
+    throw bodyError(ctx, err, limit, 'JSON');
+  }
+  return { multipart: false, body: ctx.request.body };
 }
 
 export function jsonBody(limit = maxBodyBytes): Koa.Middleware<AppState> {
   return async (ctx, next) => {
     const parsed = await readRequestBody(ctx as unknown as Koa.Context, { limit });
-    ctx.request.body = parsed.multipart ? parsed.fields : parsed.body;
+    // koa-body types the field as JSON; the route validates it with its schema before use.
+    ctx.request.body = (parsed.multipart ? parsed.fields : parsed.body) as typeof ctx.request.body;
     return next();
   };
 }
