@@ -1,7 +1,7 @@
 /** estafeta domain add | dkim [rotate] | validate | revoke | delete */
 import type { Command } from 'commander';
 import { run, type CliContext } from './context';
-import { addDomain, deleteDomain, presentDomain, requireDomainByName, revokeDomain } from '../domains/domains';
+import { addDomain, deleteDomain, presentDomain, requireClientDomain, requireDomainByName, revokeDomain } from '../domains/domains';
 import { dkimKeys } from '../store/domains';
 import { dkimHost, dkimTarget } from '../domains/dns-records';
 import { dkimTxt, rotateDomainKeys } from '../domains/dkim-keys';
@@ -37,7 +37,7 @@ export function domainCommands(program: Command): void {
     .option('--json')
     .action(run((ctx, [a, b, c]) => {
       if (a === 'rotate' && c !== undefined) {
-        const d = requireDomainByName(ctx.db, ctx.instance(b).id, c);
+        const d = requireClientDomain(ctx.db, ctx.instance(b).id, c);
         rotateDomainKeys(ctx.db, d.id, ctx.now);
         return dkimSelectors(ctx, b, c);
       }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { collect, run, type CliContext } from './context';
 import { addSender, presentSender, requireSenderByEmail } from '../senders/senders';
-import { setSenderPurposes, senderPurposes } from '../store/senders';
+import { setSenderPurposes } from '../store/senders';
 import { ServiceError } from '../errors';
 
 /** --consent CODE:MODE, repeatable → purpose ids of the instance with their mode. */
@@ -23,9 +23,9 @@ function parseConsent(ctx: CliContext, instanceId: number, items: string[]): { p
   });
 }
 
-function presentWithPurposes(ctx: CliContext, instanceId: number, email: string) {
-  const s = requireSenderByEmail(ctx.db, instanceId, email);
-  return { ...presentSender(s), consent_purposes: senderPurposes(ctx.db, s.id).map((p) => ({ purpose_id: p.purpose_id, code: p.code, mode: p.mode })) };
+/** The Sender exactly as the API shows it (CONTRACT §3); `is_consent_required` reflects --consent. */
+function present(ctx: CliContext, instanceId: number, email: string) {
+  return presentSender(requireSenderByEmail(ctx.db, instanceId, email));
 }
 
 export function senderCommands(program: Command): void {
@@ -39,7 +39,7 @@ export function senderCommands(program: Command): void {
         const purposes = parseConsent(ctx, i.id, o.consent as string[]);
         const s = addSender(ctx.db, i.id, { email, name: o.name as string | undefined }, ctx.now, i.max_senders);
         if (purposes.length) setSenderPurposes(ctx.db, i.id, s.id, purposes, ctx.now);
-        return presentWithPurposes(ctx, i.id, s.email_address);
+        return present(ctx, i.id, s.email_address);
       }).immediate();
     }));
 
@@ -53,6 +53,6 @@ export function senderCommands(program: Command): void {
         throw new ServiceError('validation_error', 'Give at least one --consent CODE:MODE, or --none.', { errors: [{ pointer: '/consent', code: 'missing', message: 'Field required' }] });
       }
       ctx.db.transaction(() => setSenderPurposes(ctx.db, i.id, s.id, purposes, ctx.now))();
-      return presentWithPurposes(ctx, i.id, s.email_address);
+      return present(ctx, i.id, s.email_address);
     }));
 }

@@ -11,13 +11,13 @@ export function suppressionCommands(program: Command): void {
     .action(run((ctx, [slug, email], o) => {
       const list = parseList(o.list === undefined ? undefined : String(o.list));
       const record = addManualSuppression(ctx.db, ctx.instance(slug).id, { list, recipient: email, reason: o.reason === undefined ? undefined : String(o.reason) }, ctx.now);
-      return { list, ...record };
+      return record; // the record as GET /v1/mail-<list>/{id} shows it (CONTRACT §3)
     }));
 
   suppression.command('remove <slug> <email>').description('take an address off a list; sends to it are accepted again')
     .option('--list <list>', 'restrictions | unsubscribes | complaints').option('--json')
     .action(run((ctx, [slug, email], o) => {
       const list = parseList(o.list === undefined ? undefined : String(o.list));
-      return { list, ...removeManualSuppression(ctx.db, ctx.instance(slug).id, list, email), removed: true };
+      return removeManualSuppression(ctx.db, ctx.instance(slug).id, list, email); // the record removed
     }));
 }

@@ -105,7 +105,8 @@ export function provisionSandboxDomain(db: Db, instanceId: number, domain: strin
   return id;
 }
 
-function requireClientDomain(db: Db, instanceId: number, name: string): store.DomainRow {
+/** A domain the operator may change: the sandbox domain cannot be modified (spec, Domain verification). */
+export function requireClientDomain(db: Db, instanceId: number, name: string): store.DomainRow {
   const d = requireDomainByName(db, instanceId, name);
   if (d.is_sandbox) throw new ServiceError('domain_is_sandbox', 'The sandbox domain cannot be modified.');
   return d;

@@ -106,8 +106,28 @@ export function validateBody<T>(id: string, data: unknown): T {
 }
 
 /** Validates (and coerces) query parameters: 400 malformed_request on failure (spec, Errors). */
+/** The spellings of a boolean query value that HTTP frameworks accept (any case). */
+const booleanWords: Record<string, string> = { true: 'true', t: 'true', yes: 'true', y: 'true', on: 'true', 1: 'true', false: 'false', f: 'false', no: 'false', n: 'false', off: 'false', 0: 'false' };
+
+/** Names of the boolean parameters of a query schema (read once per schema). */
+const booleanParams = new Map<string, string[]>();
+function booleansOf(id: string): string[] {
+  let names = booleanParams.get(id);
+  if (!names) {
+    const props = (schemaDocs.find((d) => d.$id === id)?.properties ?? {}) as Record<string, { type?: unknown }>;
+    names = Object.entries(props).filter(([, p]) => p.type === 'boolean' || (Array.isArray(p.type) && p.type.includes('boolean'))).map(([k]) => k);
+    booleanParams.set(id, names);
+  }
+  return names;
+}
+
 export function validateQuery<T>(id: string, query: Record<string, unknown>): T {
   const copy: Record<string, unknown> = { ...query };
+  // ajv coerces only "true"/"false": `?is_active=1` or `=TRUE` is just as clear a boolean.
+  for (const name of booleansOf(id)) {
+    const v = copy[name];
+    if (typeof v === 'string' && booleanWords[v.trim().toLowerCase()] !== undefined) copy[name] = booleanWords[v.trim().toLowerCase()];
+  }
   const v = compiled(queryAjv, id);
   if (!v(copy)) {
     // errors[] is a 422-only member (spec, Errors): the 400 names the parameter in its detail.

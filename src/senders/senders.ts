@@ -74,7 +74,8 @@ export function parseSenderEmail(input: string): string {
 export function addSender(db: Db, instanceId: number, v: { email: string; name?: string }, at: number, limit: number | null): store.SenderRow {
   const email = parseSenderEmail(v.email);
   const domain = findDomainByName(db, instanceId, domainOf(email));
-  if (!domain) throw new ServiceError('domain_not_found', `Domain ${domainOf(email)} is not registered.`);
+  // CONTRACT §3: sender add fails with domain_not_verified unless the domain is verified.
+  if (!domain) throw new ServiceError('domain_not_verified', `Domain ${domainOf(email)} is not registered; add it and verify it first.`);
   const verified = [domain.mx_status, domain.spf_status, domain.dkim_status, domain.dmarc_status].every((s) => s === 'verified');
   if (!verified) throw new ServiceError('domain_not_verified', `Domain ${domain.domain} is not verified.`);
   if (findSenderByEmail(db, instanceId, email)) throw new ServiceError('sender_already_exists', `Sender ${email} already exists.`);

@@ -11,13 +11,13 @@ t.test('suppression add puts an address on one list; the API lists and gets it t
   }
   const added = await s.cli('suppression', 'add', slug, 'Ana@Example.COM', '--list', 'unsubscribes', '--reason', 'asked by phone', '--json');
   t.equal(added.code, 0, added.stdout);
-  t.match(added.json, { list: 'unsubscribes', recipient: 'Ana@example.com', reason: 'asked by phone', source: 'manual', mail_id: null });
+  t.match(added.json, { recipient: 'Ana@example.com', reason: 'asked by phone', source: 'manual', mail_id: null });
   const again = await s.cli('suppression', 'add', slug, 'ana@example.com', '--list', 'unsubscribes', '--reason', 'other', '--json');
   t.same(again.json, added.json, 'idempotent, in any case: the first record stays');
 
   const list = await s.api('GET', '/v1/mail-unsubscribes');
   t.equal(list.status, 200);
-  const { list: _l, ...record } = added.json;
+  const record = added.json;
   t.same(list.body.data, [record]);
   t.same(Object.keys(list.body.data[0]).sort(), ['created_at', 'id', 'mail_id', 'reason', 'recipient', 'source']);
   t.same((await s.api('GET', `/v1/mail-unsubscribes/${record.id}`)).body, record);
@@ -29,7 +29,7 @@ t.test('suppression add puts an address on one list; the API lists and gets it t
   }
 
   const removed = await s.cli('suppression', 'remove', slug, 'ANA@example.com', '--list', 'unsubscribes', '--json');
-  t.match(removed.json, { list: 'unsubscribes', recipient: 'Ana@example.com', removed: true });
+  t.same(removed.json, record, 'the removed record, as the API showed it');
   t.equal((await s.api('GET', '/v1/mail-unsubscribes')).body.pagination.total_items, 0, 'removal is seen on the next request');
   t.equal((await s.api('GET', `/v1/mail-unsubscribes/${record.id}`)).body.code, 'suppression_not_found');
 });

@@ -41,6 +41,7 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
   }
   const logs = await w.ts.api('GET', `/v1/mails/${q.mailIds[0]}/logs`);
   t.same(logs.body.data.map((l: { event: string }) => l.event), ['received', 'queued', 'sent']);
+  t.same(logs.body.pagination, { page: 1, page_size: 20, has_more: false, total_items: 3, total_pages: 1 }, 'the spec\'s default page size');
   t.match(spoolFile, /^seg-\d{6}\.spool:\d+:\d+$/, 'the bytes were appended to a spool segment');
   await waitFor(() => !spoolHolds(w.ts.dataDir, spoolFile), { what: 'spool released once every recipient is final' });
 });

@@ -93,6 +93,9 @@ t.test('domain revoke sets the four states to revoked and validate does not undo
   t.same(states(v.body), { mx: 'revoked', spf: 'revoked', dkim: 'revoked', dmarc: 'revoked' }, 'revocation is administrative');
   const sandbox = await f.s.cli('domain', 'revoke', f.slug, `${f.slug}.sandbox.test`, '--json');
   t.equal(sandbox.json.code, 'domain_is_sandbox');
+  const rotate = await f.s.cli('domain', 'dkim', 'rotate', f.slug, `${f.slug}.sandbox.test`, '--json');
+  t.equal(rotate.json.code, 'domain_is_sandbox', 'the sandbox domain cannot be modified: no key rotation either');
+  t.equal((await f.s.cli('domain', 'dkim', f.slug, `${f.slug}.sandbox.test`, '--json')).json.active_selector, 's1', 'its keys are unchanged');
 });
 
 t.test('dkim rotate: the old s1 TXT no longer verifies until the new one is published', async (t) => {

@@ -45,6 +45,15 @@ t.test('HTTP conventions of every response', async (t) => {
     }
   });
 
+  t.test('a boolean query value may be spelled 1/0, yes/no, on/off in any case', async (t) => {
+    const verified = await s.api('GET', '/v1/senders?is_domain_verified=true');
+    const unverified = await s.api('GET', '/v1/senders?is_domain_verified=false');
+    t.equal(verified.status, 200);
+    t.not(JSON.stringify(verified.body.data), JSON.stringify(unverified.body.data), 'the two filters differ here');
+    for (const q of ['1', 'TRUE', 'Yes', 'on']) t.same((await s.api('GET', `/v1/senders?is_domain_verified=${q}`)).body.data, verified.body.data, q);
+    for (const q of ['0', 'False', 'no', 'OFF']) t.same((await s.api('GET', `/v1/senders?is_domain_verified=${q}`)).body.data, unverified.body.data, q);
+  });
+
   t.test('a malformed path id is 422 naming the parameter', async (t) => {
     const res = await s.api('GET', '/v1/domains/abc');
     t.equal(res.status, 422);

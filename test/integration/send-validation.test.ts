@@ -66,6 +66,12 @@ t.test('a body that is not JSON is 400, another content type 415', async (t) => 
   t.equal(bad.body.code, 'malformed_request');
   const xml = await f.s.api('POST', '/v1/mails/send', { raw: '<x/>', headers: { 'Content-Type': 'application/xml' } });
   t.equal(xml.status, 415);
+  const empty = await f.s.api('POST', '/v1/mails/send', { raw: '', headers: { 'Content-Type': 'application/json' } });
+  t.same([empty.status, empty.body.code], [400, 'malformed_request'], 'an empty body is not valid JSON');
+  const scalar = await f.s.api('POST', '/v1/mails/send', { raw: '"just a string"', headers: { 'Content-Type': 'application/json' } });
+  t.same([scalar.status, scalar.body.code], [422, 'validation_error'], 'valid JSON of the wrong type is a schema error');
+  const consent = await f.s.api('POST', '/v1/consent-events', { raw: '', headers: { 'Content-Type': 'application/json' } });
+  t.same([consent.status, consent.body.code], [400, 'malformed_request'], 'the same on every JSON route');
 });
 
 t.test('the send needs the mail:send scope', async (t) => {

@@ -11,7 +11,7 @@ t.test('sender add requires a verified domain, then a unique address', async (t)
   t.not(early.code, 0);
   t.equal(early.json.code, 'domain_not_verified');
   const unknown = await f.s.cli('sender', 'add', f.slug, 'news@unregistered.example.org', '--json');
-  t.equal(unknown.json.code, 'domain_not_found');
+  t.equal(unknown.json.code, 'domain_not_verified', 'an unregistered domain is not verified either (CONTRACT §3)');
   const bad = await f.s.cli('sender', 'add', f.slug, 'not-an-address', '--json');
   t.equal(bad.json.code, 'validation_error');
 

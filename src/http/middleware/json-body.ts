@@ -83,7 +83,9 @@ function jsonParser(limit: number): Koa.Middleware {
 /** JSON, or multipart/form-data when `multipart` is set (a route that takes file parts). */
 export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: boolean; limit?: number } = {}): Promise<ParsedBody> {
   const limit = opts.limit ?? maxBodyBytes;
-  if (!hasBody(ctx)) return { multipart: false, body: undefined };
+  // An empty body is not valid JSON (CONTRACT §6: 400), whatever its Content-Type says.
+  const empty = (): ServiceError => new ServiceError('malformed_request', 'The request body is empty; send a JSON object.');
+  if (!hasBody(ctx)) throw empty();
   if (opts.multipart && ctx.is('multipart/form-data')) {
     const form = await parseMultipart(await readBody(ctx, limit), ctx.get('content-type'));
     return { multipart: true, fields: form.fields, files: form.files };
@@ -97,6 +99,7 @@ export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: bool
   } catch (err) {
     throw bodyError(ctx, err, limit, 'JSON');
   }
+  if (ctx.request.body === undefined || ctx.request.body === '') throw empty(); // chunked, zero bytes
   return { multipart: false, body: ctx.request.body };
 }
 

@@ -47,6 +47,6 @@ export function mailRoutes(api: Api, { db, accept }: HttpDeps): void {
     params: { mail_id: 'string' }, query: 'PageQuery', response: { status: 200, schema: 'MailLog', list: true },
     errors: ['mail_not_found', 'mail_outside_retention', 'malformed_request'] }, (ctx, p) => {
     const q = validateQuery<{ page?: number; page_size?: number }>('PageQuery', ctx.query);
-    ctx.body = collection(mapPage(mailLogPage(db, p.instance.id, ctx.params.mail_id, pageOf(q, 100)), presentMailLog));
+    ctx.body = collection(mapPage(mailLogPage(db, p.instance.id, ctx.params.mail_id, pageOf(q, 20)), presentMailLog));
   });
 }
