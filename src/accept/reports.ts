@@ -106,3 +106,8 @@ export function mailLogPage(db: Db, instanceId: number, mailId: string, p: PageR
   const m = requireMail(db, instanceId, mailId);
   return mailLogs(db, instanceId, m.id, p);
 }
+
+/** The zone a query's local dates are read in: its valid `tz`, else the instance zone, else UTC (as mailFilter). */
+export function queryZone(q: Pick<MailsQuery, 'tz'>, instance: InstanceRow): string {
+  return q.tz && isTimeZone(q.tz) ? q.tz : isTimeZone(instance.timezone) ? instance.timezone : 'UTC';
+}

@@ -1,0 +1,54 @@
+/**
+ * The mail-level activity lists beyond GET /v1/mails: bounced mails (status 6 with the reason and
+ * time of their bounce) and the query of the sent list for its export. Both filter like the mail
+ * list and window on reception; newest first. Builds queries; the store runs them (page or export).
+ */
+import type { Db } from '../store/db';
+import type { MailFilter, MailRow } from '../store/mails';
+import { addMailFilters, isCostlyCount } from '../store/mail-filter';
+import { listPage, Where, type ListQuery, type Page, type PageRequest } from '../store/page';
+import { iso } from '../lib/time';
+import { presentMail } from './reports';
+
+const bouncedStatus = 6;
+
+function mailsWhere(instanceId: number, f: MailFilter): Where {
+  const w = new Where().add('m.instance_id = ?', instanceId).add('m.received_at >= ?', f.from).add('m.received_at < ?', f.to);
+  return addMailFilters(w, f);
+}
+
+/** GET /v1/activities/sent as a query (its export): the rows of listMails, in its order. */
+export function sentQuery(instanceId: number, f: MailFilter): ListQuery {
+  const w = mailsWhere(instanceId, f);
+  return { select: 'm.*', from: `FROM mails m ${w}`, params: w.params, orderBy: 'm.received_at DESC, m.id DESC', withTotal: !isCostlyCount(f) };
+}
+
+export interface BouncedRow extends MailRow { bounced_at: number | null; reason: string | null }
+
+// The mail's last `bounced` log entry: an SMTP 5xx (response = the remote reply), the end of the
+// queue age (detail "expired: …", response = the last reply) or a DSN (response = its
+// Diagnostic-Code). The reason is the remote's words when there are some, else our detail.
+const lastBounce = "FROM mail_logs l WHERE l.mail_row = m.id AND l.event = 'bounced' ORDER BY l.id DESC LIMIT 1";
+
+/**
+ * Bounced mails (status 6; a `status` filter is overridden). INDEXED BY: without ANALYZE the planner
+ * walks mails_by_received for its order and reads every mail of the window to find the few bounced;
+ * mails_by_status (instance_id, status, received_at) gives the same order over bounced mails only.
+ */
+export function bouncedQuery(instanceId: number, f: MailFilter): ListQuery {
+  const filter: MailFilter = { ...f, status: bouncedStatus };
+  const w = mailsWhere(instanceId, filter);
+  return {
+    select: `m.*, (SELECT l.at ${lastBounce}) AS bounced_at, (SELECT COALESCE(l.response, l.detail) ${lastBounce}) AS reason`,
+    from: `FROM mails m INDEXED BY mails_by_status ${w}`, params: w.params, orderBy: 'm.received_at DESC, m.id DESC', withTotal: !isCostlyCount(filter),
+  };
+}
+
+export function listBounced(db: Db, instanceId: number, f: MailFilter, p: PageRequest): Page<BouncedRow> {
+  return listPage<BouncedRow>(db, bouncedQuery(instanceId, f), p);
+}
+
+/** The Mail object plus `reason` and `bounced_at` (the log entry's time; the final time without one). */
+export function presentBounced(r: BouncedRow) {
+  return { ...presentMail(r), reason: r.reason, bounced_at: iso(r.bounced_at ?? r.final_at) };
+}

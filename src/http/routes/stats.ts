@@ -1,0 +1,21 @@
+/** GET /v1/stats/overview: the instance's mails of a reception window by status, engagement and rates. */
+import { Api } from '../api';
+import type { HttpDeps } from '../deps';
+import { validateQuery } from '../../lib/schemas';
+import { iso } from '../../lib/time';
+import { mailFilter, queryZone, type MailsQuery } from '../../accept/reports';
+import { statsOverview } from '../../accept/stats';
+
+export function statsRoutes(api: Api, { db }: HttpDeps): void {
+  api.add({ method: 'get', path: '/v1/stats/overview', summary: 'Overview of the instance: mails by status, engagement and rates over a window', tag: 'Mails',
+    scope: 'mail:read', query: 'StatsOverviewQuery', response: { status: 200, schema: 'StatsOverview' }, errors: ['malformed_request'] }, (ctx, p) => {
+    const q = validateQuery<Pick<MailsQuery, 'start_date' | 'end_date' | 'tz'>>('StatsOverviewQuery', ctx.query);
+    const f = mailFilter(q, p.instance);
+    ctx.body = {
+      start: iso(f.from),
+      end: f.to === Number.MAX_SAFE_INTEGER ? null : iso(f.to),
+      tz: queryZone(q, p.instance),
+      ...statsOverview(db, p.instance.id, f),
+    };
+  });
+}

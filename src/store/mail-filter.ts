@@ -1,0 +1,39 @@
+/**
+ * The mail filters of the activity reports (bounced, clicks, the exports) as SQL on a `mails`
+ * alias: the same rules as GET /v1/mails (exact or prefix recipient, partial subject with `%` and
+ * `_` literal). The date window is left to the caller: reception for mail lists, event time for
+ * engagement lists.
+ */
+import { likeContains, likePrefix } from './db';
+import type { Where } from './page';
+import type { MailFilter } from './mails';
+
+// XXX: listMails (store/mails.ts) and listOpens (tracking/opens.ts) still carry their own copy of
+// these rules; they could call this one. The export tests compare list and export items to keep
+// the copies in step meanwhile.
+export function addMailFilters(w: Where, f: MailFilter, m = 'm'): Where {
+  if (f.msgId !== undefined) w.add(`${m}.msg_id = ?`, f.msgId);
+  if (f.mailId !== undefined) w.add(`${m}.mail_id = ?`, f.mailId);
+  if (f.senderId !== undefined) w.add(`${m}.sender_id = ?`, f.senderId);
+  if (f.recipient !== undefined) {
+    if (f.recipientPrefix) w.add(`${m}.rcpt LIKE ? ESCAPE '\\'`, likePrefix(f.recipient));
+    else w.add(`${m}.rcpt = ?`, f.recipient);
+  }
+  if (f.customMsgId !== undefined) w.add(`${m}.custom_msg_id = ?`, f.customMsgId);
+  if (f.customGroupCode !== undefined) w.add(`${m}.custom_group_code = ?`, f.customGroupCode);
+  if (f.subject !== undefined) w.add(`${m}.subject LIKE ? ESCAPE '\\'`, likeContains(f.subject));
+  if (f.status !== undefined) w.add(`${m}.status = ?`, f.status);
+  if (f.opened === 'opened') w.add(`${m}.opens > 0`);
+  if (f.opened === 'unopened') w.add(`${m}.status = 3 AND ${m}.opens = 0`);
+  return w;
+}
+
+/**
+ * Whether counting the rows of a mail list is costly (total_items null), by the rule of
+ * listMails: a prefix recipient, a partial subject or `opened` scan the window, unless an exact
+ * id pins the rows to a handful.
+ */
+export function isCostlyCount(f: MailFilter): boolean {
+  if (f.msgId !== undefined || f.mailId !== undefined || (f.recipient !== undefined && !f.recipientPrefix)) return false;
+  return (f.recipient !== undefined && Boolean(f.recipientPrefix)) || f.subject !== undefined || f.opened === 'opened' || f.opened === 'unopened';
+}
