@@ -1,6 +1,6 @@
 /**
- * The mail filters of the activity reports (bounced, clicks, the exports) as SQL on a `mails`
- * alias: the same rules as GET /v1/mails (exact or prefix recipient, partial subject with `%` and
+ * The mail filters of every mail list (GET /v1/mails, the activity lists and their exports) as
+ * SQL on a `mails` alias, written once: the rules of GET /v1/mails (exact or prefix recipient, partial subject with `%` and
  * `_` literal). The date window is left to the caller: reception for mail lists, event time for
  * engagement lists.
  */
@@ -8,9 +8,6 @@ import { likeContains, likePrefix } from './db';
 import type { Where } from './page';
 import type { MailFilter } from './mails';
 
-// XXX: listMails (store/mails.ts) and listOpens (tracking/opens.ts) still carry their own copy of
-// these rules; they could call this one. The export tests compare list and export items to keep
-// the copies in step meanwhile.
 export function addMailFilters(w: Where, f: MailFilter, m = 'm'): Where {
   if (f.msgId !== undefined) w.add(`${m}.msg_id = ?`, f.msgId);
   if (f.mailId !== undefined) w.add(`${m}.mail_id = ?`, f.mailId);

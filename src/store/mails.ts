@@ -4,7 +4,7 @@
  * filters need are copied onto each mail row at acceptance.
  */
 import type { Db } from './db';
-import { likeContains, likePrefix } from './db';
+import { addMailFilters, isCostlyCount } from './mail-filter';
 import { listPage, Where, type Page, type PageRequest } from './page';
 
 export interface MailRow {
@@ -91,30 +91,9 @@ export interface MailFilter {
  * the window is the whole table: partial subject, prefix recipient, opened.
  */
 export function listMails(db: Db, instanceId: number, f: MailFilter, p: PageRequest): Page<MailRow> {
-  const w = new Where().add('instance_id = ?', instanceId).add('received_at >= ?', f.from).add('received_at < ?', f.to);
-  let costly = false;
-  if (f.msgId !== undefined) w.add('msg_id = ?', f.msgId);
-  if (f.mailId !== undefined) w.add('mail_id = ?', f.mailId);
-  if (f.senderId !== undefined) w.add('sender_id = ?', f.senderId);
-  if (f.recipient !== undefined) {
-    if (f.recipientPrefix) {
-      w.add("rcpt LIKE ? ESCAPE '\\'", likePrefix(f.recipient));
-      costly = true;
-    } else w.add('rcpt = ?', f.recipient);
-  }
-  if (f.customMsgId !== undefined) w.add('custom_msg_id = ?', f.customMsgId);
-  if (f.customGroupCode !== undefined) w.add('custom_group_code = ?', f.customGroupCode);
-  if (f.subject !== undefined) {
-    w.add("subject LIKE ? ESCAPE '\\'", likeContains(f.subject));
-    costly = true;
-  }
-  if (f.status !== undefined) w.add('status = ?', f.status);
-  if (f.opened === 'opened') w.add('opens > 0');
-  if (f.opened === 'unopened') w.add('status = 3 AND opens = 0');
-  if (f.opened === 'opened' || f.opened === 'unopened') costly = true;
-  // An exact id pins the rows to a handful: counting them is free whatever else is filtered.
-  if (f.msgId !== undefined || f.mailId !== undefined || (f.recipient !== undefined && !f.recipientPrefix)) costly = false;
-  return listPage<MailRow>(db, { select: '*', from: `FROM mails ${w}`, params: w.params, orderBy: 'received_at DESC, id DESC', withTotal: !costly }, p);
+  const w = new Where().add('m.instance_id = ?', instanceId).add('m.received_at >= ?', f.from).add('m.received_at < ?', f.to);
+  addMailFilters(w, f);
+  return listPage<MailRow>(db, { select: 'm.*', from: `FROM mails m ${w}`, params: w.params, orderBy: 'm.received_at DESC, m.id DESC', withTotal: !isCostlyCount(f) }, p);
 }
 
 export function findMail(db: Db, instanceId: number, mailId: string): MailRow | undefined {

@@ -3,14 +3,14 @@ import { Api, collection, pageOf } from '../api';
 import type { HttpDeps } from '../deps';
 import { validateQuery } from '../../lib/schemas';
 import { mailFilter, type MailsQuery } from '../../accept/reports';
-import { listOpens, type OpensGroup } from '../../tracking/opens';
+import { listEngagement, type EngagementGroup } from '../../tracking/engagement';
 
-type OpensQuery = MailsQuery & { group_by?: OpensGroup; page?: number; page_size?: number };
+type OpensQuery = MailsQuery & { group_by?: EngagementGroup; page?: number; page_size?: number };
 
 export function opensRoutes(api: Api, { db }: HttpDeps): void {
   api.add({ method: 'get', path: '/v1/activities/opens', summary: 'Opens (group_by none, mail_id or msg_id)', tag: 'Mails', scope: 'mail:read',
     query: 'OpensQuery', response: { status: 200, schema: 'OpenActivity', list: true }, errors: ['malformed_request'] }, (ctx, p) => {
     const q = validateQuery<OpensQuery>('OpensQuery', ctx.query);
-    ctx.body = collection(listOpens(db, p.instance.id, mailFilter(q, p.instance), q.group_by ?? 'none', pageOf(q)));
+    ctx.body = collection(listEngagement(db, p.instance.id, 'open', mailFilter(q, p.instance), q.group_by ?? 'none', pageOf(q)));
   });
 }
