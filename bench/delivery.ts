@@ -92,7 +92,8 @@ async function main(): Promise<void> {
   await cli('instance', 'limits', slug, '--send-limit', 'none', '--bandwidth-bytes-per-second', 'none', '--bandwidth-burst-bytes', 'none', '--json');
   const key = String((await cli('apikey', 'create', slug, '--json')).json.api_key);
 
-  const filler = await startService({ ...env, ESTAFETA_DELIVERY_PORT: String((holder.address() as net.AddressInfo).port) });
+  // The filler logs at info: startService waits for its listener.ready line, an info record.
+  const filler = await startService({ ...env, ESTAFETA_LOG_LEVEL: 'info', ESTAFETA_DELIVERY_PORT: String((holder.address() as net.AddressInfo).port) });
   const base = `http://${filler.http}`;
   const api = async (method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> => {
     const res = await fetch(base + p, { method, headers: { Authorization: `Bearer ${key}`, 'X-Instance-Slug': slug, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

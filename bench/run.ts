@@ -60,6 +60,12 @@ async function startService(env: NodeJS.ProcessEnv) {
   return { child, addresses };
 }
 
+/** CPU seconds (user + system) the process used so far: a per-message cost that noise on a shared machine blurs less than a rate. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ
+}
+
 function peakRss(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /VmHWM:\s+(\d+) kB/.exec(status);
@@ -100,14 +106,18 @@ async function main(): Promise<void> {
   const rcpt = 'reader@bench.sandbox.test';
   const svc = await startService(env);
   try {
+    const pid = svc.child.pid as number;
+    const cpu0 = cpuSeconds(pid);
     const http = await autocannon({
       url: `http://${svc.addresses.http}/v1/mails/send`, connections: 32, duration: seconds, method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-instance-slug': 'bench' },
       body: JSON.stringify({ sender_email: sender, to: [{ email: rcpt }], subject: 'bench', html }),
     });
     const httpRate = http['2xx'] / (http.duration || seconds);
+    const cpu1 = cpuSeconds(pid);
     const [smtpHost, smtpPort] = svc.addresses.smtp.split(/:(?=\d+$)/);
     const smtp = await benchSmtp(smtpHost, Number(smtpPort), 'bench', key, sender, rcpt);
+    const cpu2 = cpuSeconds(pid);
     const rss = peakRss(svc.child.pid as number);
     const metrics = await (await fetch(`http://${svc.addresses.http}/metrics`)).text();
     const counter = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
@@ -118,6 +128,7 @@ async function main(): Promise<void> {
     row('machine fsync/s (one 2 KB write+fsync)', fsyncs.toFixed(0));
     row('HTTP sends/s (32 conns)', `${httpRate.toFixed(0)}  p50 ${http.latency.p50} ms  p99 ${http.latency.p99} ms  non-2xx ${http.non2xx}  errors ${http.errors}`);
     row('SMTP messages/s (16 sessions)', `${smtp.rate.toFixed(0)}  p50 ${smtp.p50?.toFixed(1)} ms  p99 ${smtp.p99?.toFixed(1)} ms`);
+    row('service CPU per message', `HTTP ${((cpu1 - cpu0) * 1000 / Math.max(1, http['2xx'])).toFixed(2)} ms  SMTP ${((cpu2 - cpu1) * 1000 / Math.max(1, smtp.total)).toFixed(2)} ms (includes delivery of the queued mails)`);
     row('service peak RSS', `${rss.toFixed(0)} MB`);
     row('load average (1 min) at the end', os.loadavg()[0].toFixed(2));
     row('spool flushes (fdatasync)', `${flushes} for ${spooled} messages: ${(spooled / flushes).toFixed(1)} messages per flush`);

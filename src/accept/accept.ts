@@ -10,6 +10,7 @@ import type { Spool } from '../spool/spool';
 import type { Accept, AcceptResult, Submission } from './types';
 import { ServiceError } from '../errors';
 import { getInstance, type InstanceRow } from '../store/instances';
+import { readFresh } from '../store/fresh';
 import { domainOf } from '../lib/address';
 import { now } from '../lib/time';
 import { checkSubmission, limits } from './validate';
@@ -31,8 +32,9 @@ export function createAccept(deps: AcceptDeps): Accept {
 
   const submit = async (given: InstanceRow, submission: Submission): Promise<AcceptResult> => {
     const at = now();
-    // Limits are read fresh on every send: `instance limits` acts on the next request.
-    const instance = getInstance(db, given.id) ?? given;
+    // Limits are read on every send through the fresh cache (store/fresh.ts): `instance limits`
+    // by the CLI invalidates it, so it acts on the next request.
+    const instance = readFresh(db, `instance:${given.id}`, () => getInstance(db, given.id)) ?? given;
     let sub = checkSubmission(submission);
     const sender = resolveSender(db, instance.id, sub);
     sub = materializeTemplate(db, instance.id, sub);

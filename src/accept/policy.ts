@@ -6,6 +6,7 @@
 import type { Db } from '../store/db';
 import type { InstanceRow } from '../store/instances';
 import { getDomain } from '../store/domains';
+import { readFresh } from '../store/fresh';
 import { findSenderByEmail } from '../senders/senders';
 import { getTemplateForSend } from '../templates/templates';
 import type { SenderRow } from '../store/senders';
@@ -17,9 +18,10 @@ import type { NormalizedSubmission } from './validate';
 export interface ResolvedSender { row: SenderRow; isSandbox: boolean }
 
 export function resolveSender(db: Db, instanceId: number, sub: NormalizedSubmission): ResolvedSender {
-  const row = findSenderByEmail(db, instanceId, sub.senderEmail);
+  // Both rows through the fresh cache (store/fresh.ts): keyed by the instance, never shared across tenants.
+  const row = readFresh(db, `sender:${instanceId}:${sub.senderEmail}`, () => findSenderByEmail(db, instanceId, sub.senderEmail));
   if (!row) throw new ServiceError('sender_not_found', `Sender ${sub.senderEmail} is not a registered sender of this instance.`);
-  const domain = getDomain(db, instanceId, row.domain_id);
+  const domain = readFresh(db, `domain:${instanceId}:${row.domain_id}`, () => getDomain(db, instanceId, row.domain_id));
   const isSandbox = domain?.is_sandbox === 1 || isSandboxDomain(domainOf(row.email_address));
   if (row.domain_is_verified !== 1) throw new ServiceError('domain_sender_not_verified', `The domain of sender ${row.email_address} is not verified.`);
   if (isSandbox) {

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import type { Db } from '../store/db';
 import * as store from '../store/api-keys';
 import { findInstanceBySlug, type InstanceRow } from '../store/instances';
+import { readFresh } from '../store/fresh';
 import { ServiceError, generic } from '../errors';
 import { parseJson } from '../lib/json';
 import { randomToken, sha256 } from '../lib/tokens';
@@ -82,8 +83,10 @@ export function authenticate(db: Db, authorization: string | undefined, slug: st
   const m = /^Bearer +([^\s]+)$/i.exec(authorization?.trim() ?? '');
   const parts = m ? m[1].split('.') : [];
   const [prefix, keyId, token] = parts.length === 3 ? parts : ['', '', ''];
-  const instance = slug ? findInstanceBySlug(db, slug.trim().toLowerCase()) : undefined;
-  const key = keyId ? store.findApiKey(db, keyId) : undefined;
+  // Read through the store's fresh cache: a revoke or disable by the CLI still acts on the next request.
+  const wanted = slug ? slug.trim().toLowerCase() : '';
+  const instance = wanted ? readFresh(db, `instance-slug:${wanted}`, () => findInstanceBySlug(db, wanted)) : undefined;
+  const key = keyId ? readFresh(db, `api-key:${keyId}`, () => store.findApiKey(db, keyId)) : undefined;
   const tokenOk = crypto.timingSafeEqual(sha256(token), key ? Buffer.from(key.token_hash) : dummyHash);
   if (prefix !== keyPrefix || !instance || !key || !tokenOk || key.revoked_at !== null || key.instance_id !== instance.id) {
     throw unauthorized();

@@ -31,13 +31,22 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   let buffered = 0;
   let stopped = true;
   let scheduled = false;
+  // Whether the store may hold due mails not yet scanned: set by wake() (new or rescheduled
+  // mails) and by the timer (due times reached, other processes); cleared by a scan that came
+  // back short. The completion of an attempt only frees a slot: it dispatches from the buffer
+  // without a scan (one scan per attempt was most of the loop's own cost).
+  let stale = true;
   let timer: NodeJS.Timeout | undefined;
 
-  function refill(): void {
-    if (buffered > bufferSize / 2) return;
+  /** Scans for due mails when some may wait and the buffer has room; true when it scanned. */
+  function refill(): boolean {
+    if (!stale || buffered > bufferSize / 2) return false;
     const now = Date.now();
-    const rows = scanDue(o.db, now, bufferSize - buffered);
-    if (!rows.length) return;
+    const limit = bufferSize - buffered;
+    const rows = scanDue(o.db, now, limit);
+    // A short scan took every mail due now: nothing more is due until a wake() or the timer.
+    if (rows.length < limit) stale = false;
+    if (!rows.length) return true;
     claimMails(o.db, rows.map((r) => r.id), now, leaseMs);
     for (const r of rows) {
       const q = ready.get(r.rcpt_domain);
@@ -45,6 +54,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
       else ready.set(r.rcpt_domain, [r.id]);
     }
     buffered += rows.length;
+    return true;
   }
 
   function launch(dest: string, id: number): void {
@@ -87,20 +97,27 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     // Due mails still waiting for a slot are picked up by the completion of an attempt; an empty
     // queue is still looked at every 30 s, for rows written without a wake() (another process).
     const delay = next === null ? 30_000 : next <= Date.now() ? 1000 : Math.min(next - Date.now(), 30_000);
-    timer = setTimeout(() => schedule(), delay);
+    timer = setTimeout(onTimer, delay);
     timer.unref();
+  }
+
+  function onTimer(): void {
+    timer = undefined;
+    wake();
   }
 
   function pump(): void {
     scheduled = false;
     if (stopped) return;
     try {
-      refill();
+      const scanned = refill();
       dispatch();
-      arm();
+      // A scan may have changed the next due time; without a timer, the queue must still be looked at.
+      if (scanned || timer === undefined) arm();
     } catch (err) {
       o.log.error({ event: 'delivery.scheduler_error', err }, 'scheduler pass failed');
-      timer = setTimeout(() => schedule(), 1000);
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(onTimer, 1000);
       timer.unref();
     }
   }
@@ -111,14 +128,20 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     setImmediate(pump);
   }
 
+  function wake(): void {
+    stale = true;
+    schedule();
+  }
+
   return {
     start() {
       stopped = false;
+      stale = true;
       const resumed = releaseClaims(o.db, Date.now());
       if (resumed) o.log.info({ event: 'delivery.resumed', mails: resumed }, `resumed ${resumed} mails left in flight`);
       schedule();
     },
-    wake: schedule,
+    wake,
     async stop(timeoutMs) {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -18,6 +18,12 @@ export function openDb(dataDir: string): Db {
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 10000');
   cacheStatements(db);
+  const close = db.close.bind(db);
+  db.close = () => {
+    close();
+    releaseWal(db);
+    return db;
+  };
   migrate(db);
   return db;
 }
@@ -73,16 +79,38 @@ export function withoutSync<T>(db: Db, fn: () => T): T {
 /**
  * Makes every transaction committed so far durable: one fdatasync of the WAL file on the thread
  * pool. SQLite recovers the WAL frames that reached the disk (checksummed), so after this the
- * commit survives a power loss exactly as with synchronous=FULL. The file is opened each time:
- * the descriptor SQLite holds is not ours, and a path cannot go stale.
+ * commit survives a power loss exactly as with synchronous=FULL.
+ * The WAL is opened once per connection and kept (opening and closing it per batch cost the
+ * event loop more than the sync itself): while this connection is open SQLite keeps the same
+ * WAL file (it is deleted only by the last connection's close, and a checkpoint rewrites it in
+ * place), so the descriptor always names the file SQLite writes. It is closed with the store.
  */
 export async function syncWal(db: Db): Promise<void> {
-  const fh = await fs.promises.open(`${db.name}-wal`, 'r');
+  const wal = walOf(db);
+  wal.busy++;
   try {
-    await fh.datasync();
+    await new Promise<void>((resolve, reject) => fs.fdatasync(wal.fd, (err) => (err ? reject(err) : resolve())));
   } finally {
-    await fh.close();
+    wal.busy--;
+    if (wal.busy === 0 && !db.open) releaseWal(db);
   }
+}
+
+interface WalFile { fd: number; busy: number }
+const walFiles = new WeakMap<Db, WalFile>();
+
+function walOf(db: Db): WalFile {
+  let wal = walFiles.get(db);
+  if (!wal) walFiles.set(db, (wal = { fd: fs.openSync(`${db.name}-wal`, 'r'), busy: 0 }));
+  return wal;
+}
+
+/** Closes the kept WAL descriptor once no sync is using it (called when the store closes). */
+function releaseWal(db: Db): void {
+  const wal = walFiles.get(db);
+  if (!wal || wal.busy > 0) return;
+  walFiles.delete(db);
+  fs.closeSync(wal.fd);
 }
 
 /** Escapes a user text for `LIKE ? ESCAPE '\'`: `%` and `_` match literally (spec, Text filters). */

@@ -1,5 +1,6 @@
 /** Sending domains, their four verification states, and their two DKIM key pairs. */
 import type { Db } from './db';
+import { touchFresh } from './fresh';
 
 export type RecordState = 'pending' | 'verified' | 'failed' | 'revoked';
 
@@ -49,6 +50,7 @@ export function findDomainByName(db: Db, instanceId: number, domain: string, wit
 }
 
 export function insertDomain(db: Db, instanceId: number, v: { domain: string; isSandbox: boolean; ownershipToken: string; at: number }): number {
+  touchFresh(db);
   const state = v.isSandbox ? 'verified' : 'pending';
   const verifiedAt = v.isSandbox ? v.at : null;
   const r = db
@@ -64,6 +66,7 @@ export function insertDomain(db: Db, instanceId: number, v: { domain: string; is
 }
 
 export function reactivateDomain(db: Db, instanceId: number, id: number, at: number): void {
+  touchFresh(db);
   db.prepare(
     `UPDATE domains SET deleted_at = NULL, mx_status = 'pending', spf_status = 'pending', dkim_status = 'pending', dmarc_status = 'pending',
        updated_at = ? WHERE instance_id = ? AND id = ?`,
@@ -71,6 +74,7 @@ export function reactivateDomain(db: Db, instanceId: number, id: number, at: num
 }
 
 export function softDeleteDomain(db: Db, instanceId: number, id: number, at: number): void {
+  touchFresh(db);
   db.prepare('UPDATE domains SET deleted_at = ?, updated_at = ? WHERE instance_id = ? AND id = ?').run(at, at, instanceId, id);
 }
 
@@ -81,6 +85,7 @@ export interface DomainStates {
 }
 
 export function updateDomainStates(db: Db, instanceId: number, id: number, s: DomainStates, at: number): void {
+  touchFresh(db);
   db.prepare(
     `UPDATE domains SET mx_status = ?, spf_status = ?, dkim_status = ?, dmarc_status = ?,
        mx_verified_at = ?, spf_verified_at = ?, dkim_verified_at = ?, dmarc_verified_at = ?,

@@ -1,5 +1,6 @@
 /** Instances (tenants): identity, activation, limits and subscription state. */
 import type { Db } from './db';
+import { touchFresh } from './fresh';
 
 export interface InstanceRow {
   id: number;
@@ -31,6 +32,7 @@ export function getInstance(db: Db, instanceId: number): InstanceRow {
 }
 
 export function insertInstance(db: Db, v: { slug: string; name: string; timezone: string; at: number }): number {
+  touchFresh(db);
   const r = db
     .prepare('INSERT INTO instances (slug, name, timezone, cycle_anchor_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
     .run(v.slug, v.name, v.timezone, v.at, v.at, v.at);
@@ -38,6 +40,7 @@ export function insertInstance(db: Db, v: { slug: string; name: string; timezone
 }
 
 export function setInstanceActive(db: Db, instanceId: number, active: boolean, at: number): void {
+  touchFresh(db);
   db.prepare('UPDATE instances SET is_active = ?, updated_at = ? WHERE id = ?').run(active ? 1 : 0, at, instanceId);
 }
 
@@ -46,6 +49,7 @@ export type LimitColumn =
   | 'bandwidth_bytes_per_second' | 'bandwidth_burst_bytes' | 'ip_allow' | 'subscription_active' | 'scoped_keys_allowed';
 
 export function updateInstanceLimits(db: Db, instanceId: number, changes: Partial<Record<LimitColumn, unknown>>, at: number): void {
+  touchFresh(db);
   const keys = Object.keys(changes) as LimitColumn[];
   if (keys.length === 0) return;
   const set = keys.map((k) => `${k} = ?`).join(', ');

@@ -1,5 +1,6 @@
 /** Senders and the consent purposes each declares (with its opt_in / opt_out mode). */
 import type { Db } from './db';
+import { touchFresh } from './fresh';
 
 export interface SenderRow {
   id: number;
@@ -17,6 +18,7 @@ export interface SenderRow {
 export interface SenderPurpose { purpose_id: number; code: string; mode: 'opt_in' | 'opt_out' }
 
 export function insertSender(db: Db, instanceId: number, v: { domainId: number; name: string; email: string; at: number }): number {
+  touchFresh(db);
   const r = db
     .prepare('INSERT INTO senders (instance_id, domain_id, name, email_address, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
     .run(instanceId, v.domainId, v.name, v.email, v.at, v.at);
@@ -24,6 +26,7 @@ export function insertSender(db: Db, instanceId: number, v: { domainId: number; 
 }
 
 export function setSenderPurposes(db: Db, instanceId: number, senderId: number, purposes: { purposeId: number; mode: 'opt_in' | 'opt_out' }[], at: number): void {
+  touchFresh(db);
   db.prepare('DELETE FROM sender_purposes WHERE sender_id = ?').run(senderId);
   const ins = db.prepare('INSERT INTO sender_purposes (sender_id, purpose_id, mode) VALUES (?, ?, ?)');
   for (const p of purposes) ins.run(senderId, p.purposeId, p.mode);

@@ -1,6 +1,7 @@
 /** X-Request-Id on every response: the client's (when sane) or a new UUID; a trace id per request. */
 import crypto from 'node:crypto';
 import type Koa from 'koa';
+import { randomHex } from '../../lib/tokens';
 import type { AppState } from '../api';
 
 const sane = /^[\x21-\x7e]{1,200}$/;
@@ -9,7 +10,7 @@ export function requestId(): Koa.Middleware<AppState> {
   return async (ctx, next) => {
     const given = ctx.get('X-Request-Id');
     ctx.state.requestId = sane.test(given) ? given : crypto.randomUUID();
-    ctx.state.traceId = crypto.randomBytes(16).toString('hex');
+    ctx.state.traceId = randomHex(16);
     ctx.set('X-Request-Id', ctx.state.requestId);
     await next();
   };
