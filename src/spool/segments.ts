@@ -15,6 +15,8 @@ export interface SegmentOptions {
   gcIntervalMs: number;
   /** Called after each flush (one fdatasync) with the messages and bytes it made durable. */
   onFlush?: (messages: number, bytes: number) => void;
+  /** Called for each file a reclaim deletes (the spool closes its read descriptor). */
+  onRemove?: (name: string) => void;
 }
 
 export interface Segments {
@@ -117,7 +119,10 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
       if (current && n === current.name) detach();
       return true;
     });
-    await Promise.all(doomed.map((n) => fs.promises.rm(path.join(dir, n), { force: true })));
+    await Promise.all(doomed.map(async (n) => {
+      await fs.promises.rm(path.join(dir, n), { force: true });
+      o.onRemove?.(n);
+    }));
     return doomed.length;
   };
 

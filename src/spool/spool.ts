@@ -63,6 +63,62 @@ export function parseRef(ref: string): { file: string; offset: number; length: n
   return { file: parts[0], offset: Number(parts[1]), length: Number(parts[2]) };
 }
 
+/**
+ * Read descriptors of the most recently read segments, kept open: delivery reads every message
+ * of a segment in turn, and an open + close per mail was the largest event-loop cost of a
+ * delivery (profile of `npm run bench`). Reads are positional (pread on the thread pool); a
+ * descriptor is closed when evicted or when its segment is deleted, once no read uses it.
+ */
+function createReaders(pathOf: (file: string) => string, keep = 8) {
+  interface Reader { fd: number; busy: number; closed: boolean }
+  const byFile = new Map<string, Reader>(); // insertion order = least recently used first
+  const closeIfIdle = (r: Reader): void => {
+    if (r.busy === 0 && !r.closed) {
+      r.closed = true;
+      fs.close(r.fd, () => undefined);
+    }
+  };
+  const drop = (file: string): void => {
+    const r = byFile.get(file);
+    if (!r) return;
+    byFile.delete(file);
+    closeIfIdle(r);
+  };
+  const acquire = async (file: string): Promise<Reader> => {
+    let r = byFile.get(file);
+    if (r) {
+      byFile.delete(file); // refresh its place in the LRU order
+    } else {
+      const fd = await new Promise<number>((resolve, reject) => fs.open(pathOf(file), 'r', (err, f) => (err ? reject(err) : resolve(f))));
+      r = byFile.get(file) ?? { fd, busy: 0, closed: false }; // another read may have opened it meanwhile
+      if (r.fd !== fd) fs.close(fd, () => undefined);
+    }
+    byFile.set(file, r);
+    r.busy++;
+    while (byFile.size > keep) drop(byFile.keys().next().value as string);
+    return r;
+  };
+  return {
+    async read(file: string, offset: number, length: number, ref: string): Promise<Buffer> {
+      const r = await acquire(file);
+      try {
+        const buf = Buffer.allocUnsafe(length);
+        let done = 0;
+        while (done < length) {
+          const n = await new Promise<number>((resolve, reject) => fs.read(r.fd, buf, done, length - done, offset + done, (err, bytes) => (err ? reject(err) : resolve(bytes))));
+          if (n === 0) throw new Error(`spool reference ${ref} runs past the end of its segment`);
+          done += n;
+        }
+        return buf;
+      } finally {
+        r.busy--;
+        if (!byFile.has(file) || byFile.get(file) !== r) closeIfIdle(r); // evicted or deleted meanwhile
+      }
+    },
+    forget: drop,
+  };
+}
+
 export function openSpool(dataDir: string, options: SpoolOptions = {}): Spool {
   const dir = path.join(dataDir, 'messages');
   const existing = open.get(dir);
@@ -74,25 +130,15 @@ export function openSpool(dataDir: string, options: SpoolOptions = {}): Spool {
     segmentBytes: options.segmentBytes ?? 32 * 1024 * 1024,
     gcIntervalMs: options.gcIntervalMs ?? 1000,
     onFlush: options.onFlush ?? (options.registry ? flushCounter(options.registry) : undefined),
+    onRemove: (name) => readers.forget(name),
   }, options.live);
 
+  const readers = createReaders(pathOf);
   const read = async (ref: string): Promise<Buffer> => {
     if (ref === '') throw new Error('this message kept no bytes in the spool');
     const r = parseRef(ref);
     if (r.offset === undefined) return fs.promises.readFile(pathOf(r.file));
-    const fh = await fs.promises.open(pathOf(r.file), 'r');
-    try {
-      const buf = Buffer.allocUnsafe(r.length);
-      let done = 0;
-      while (done < r.length) {
-        const { bytesRead } = await fh.read(buf, done, r.length - done, r.offset + done);
-        if (bytesRead === 0) throw new Error(`spool reference ${ref} runs past the end of its segment`);
-        done += bytesRead;
-      }
-      return buf;
-    } finally {
-      await fh.close();
-    }
+    return readers.read(r.file, r.offset, r.length, ref);
   };
 
   const sweep = async (): Promise<{ temporary: number; orphans: number }> => {

@@ -50,6 +50,25 @@ t.test('past the size threshold the next batch rotates, and the full segment goe
   t.same(await spool.read(fresh[0]), Buffer.alloc(3, 2));
 });
 
+t.test('reads across more segments than kept descriptors, in any order, return each message; a reclaimed segment reads no more', async (t) => {
+  const { spool, live, files } = spoolWith(t, { segmentBytes: 1 });
+  const refs: string[] = [];
+  // Live from their commit on, as rows are: a rotation reclaims only what nothing references.
+  const commit = (r: string[]): string[] => {
+    r.forEach((x) => live.add(x));
+    return r;
+  };
+  for (let i = 0; i < 12; i++) refs.push(...(await spool.append([Buffer.from(`message ${i} a`), Buffer.from(`message ${i} b`)], commit)));
+  t.equal(files().length, 12, 'one segment per batch');
+  const order = [...refs.keys()].sort((a, b) => ((a * 7) % 24) - ((b * 7) % 24));
+  const twice = await Promise.all([...order, ...order].map((i) => spool.read(refs[i])));
+  t.same(twice.map((b) => b.toString()), [...order, ...order].map((i) => `message ${Math.floor(i / 2)} ${i % 2 ? 'b' : 'a'}`));
+  for (const r of refs) live.delete(r);
+  await spool.remove(refs[0]);
+  t.same(files(), [], 'every segment reclaimed, descriptors or not');
+  await t.rejects(spool.read(refs[3]), 'the bytes of a reclaimed segment are gone');
+});
+
 t.test('bytes of a batch whose commit failed are garbage: the start-up sweep removes them with temporary and orphan files', async (t) => {
   const { dataDir, spool } = spoolWith(t);
   await t.rejects(spool.append([Buffer.from('never acknowledged')], () => {
