@@ -4,11 +4,13 @@
  * in-process on port 0.
  */
 import http from 'node:http';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { openDb, type Db } from './store/db';
 import type { Config } from './config/load';
 import { createLogger, type Logger } from './lib/log';
 import { createMetrics } from './lib/metrics';
+import { createWorkerPool } from './lib/worker-pool';
 import { createApp } from './http/app';
 import { openSpool } from './spool/spool';
 import { spoolFileIsLive } from './store/messages';
@@ -44,8 +46,11 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   const metrics = createMetrics();
   // The spool reclaims a segment once no message still to deliver references it.
   const spool = openSpool(config.dataDir, { live: (file) => spoolFileIsLive(db, file), registry: metrics.registry });
-  const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool });
-  const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, onQueued: () => delivery.wake() });
+  // One worker thread per spare core (at most 4) for the pure CPU work of accept and delivery;
+  // the event loop keeps a core for the doors and the store.
+  const workers = createWorkerPool(Math.min(4, Math.max(1, os.availableParallelism() - 1)));
+  const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool, workers });
+  const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, workers, onQueued: () => delivery.wake() });
   let ready = false;
   const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, metrics, accept, spool, delivery });
 
@@ -75,6 +80,7 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
       });
       await Promise.all([httpClosed, ...listeners.map((l) => l.close()), delivery.stop()]);
       clearTimeout(deadline);
+      await workers.close();
       db.close();
       log.info({ event: 'service.stopped' }, 'stopped');
     })();

@@ -7,6 +7,7 @@ import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import type { Spool } from '../spool/spool';
+import type { WorkerPool } from '../lib/worker-pool';
 import type { Accept, AcceptResult, Submission } from './types';
 import { ServiceError } from '../errors';
 import { getInstance, type InstanceRow } from '../store/instances';
@@ -22,10 +23,14 @@ import { createCommitter, type Acceptance } from './enqueue';
 import { newMailId, newMsgId } from './ids';
 import { startPurge } from './purge';
 
-export interface AcceptDeps { db: Db; config: Readonly<Config>; log: Logger; spool: Spool; onQueued: () => void }
+export interface AcceptDeps {
+  db: Db; config: Readonly<Config>; log: Logger; spool: Spool; onQueued: () => void;
+  /** Where the MIME of a send is built (assemble.ts), off the event loop. */
+  workers: WorkerPool;
+}
 
 export function createAccept(deps: AcceptDeps): Accept {
-  const { db, config, log } = deps;
+  const { db, config, log, workers } = deps;
   const committer = createCommitter(deps);
   const bandwidth = createBandwidth();
   startPurge({ db, spool: deps.spool, log });
@@ -43,7 +48,7 @@ export function createAccept(deps: AcceptDeps): Accept {
     const cycle = checkPlan(db, instance, charged, at);
 
     const msgId = newMsgId(at);
-    const bytes = await assemble(sub, { msgId, hostname: config.hostname, at, senderName: sender.row.name });
+    const bytes = await assemble(sub, { msgId, hostname: config.hostname, at, senderName: sender.row.name }, workers);
     if (bytes.length > limits.messageBytes) {
       throw new ServiceError('request_too_large', `The assembled message is ${bytes.length} bytes; the maximum is ${limits.messageBytes}.`, { max_bytes: limits.messageBytes });
     }

@@ -2,36 +2,65 @@
  * Assembles the RFC 5322 message once, at acceptance (nodemailer MailComposer): Message-ID at
  * the service's hostname and Date are set here. Bcc recipients are envelope only, never a header.
  * An SMTP submission keeps the client's bytes; only a missing Message-ID or Date is prepended.
+ * Building the MIME is pure CPU, so it runs on the worker pool (lib/worker-pool.ts).
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
-import type { Recipient } from './types';
+import { asBuffer, defineTask, type WorkerPool } from '../lib/worker-pool';
+import type { Attachment, Recipient } from './types';
 import type { NormalizedSubmission } from './validate';
 
 export interface Envelope { msgId: string; hostname: string; at: number; senderName: string }
+
+/** Everything the MIME is built from: plain data, so it can cross to a worker thread. */
+export interface MessageParts {
+  from: Mail.Address; to: Mail.Address[]; cc: Mail.Address[]; replyTo: Mail.Address | null;
+  subject: string; html: string | null; text: string | null; headers: Record<string, string>;
+  attachments: Attachment[]; messageId: string; at: number;
+}
 
 const address = (r: Recipient): Mail.Address => ({ address: r.email, name: r.name ?? '' });
 
 export const messageIdOf = (e: Envelope): string => `<${e.msgId}@${e.hostname}>`;
 
-export async function assemble(sub: NormalizedSubmission, e: Envelope): Promise<Buffer> {
-  if (sub.raw) return completeRaw(sub.raw, e);
+/** The worker task: attachment contents arrive as Uint8Arrays when the parts crossed a thread. */
+export function buildMessage(p: MessageParts): Promise<Buffer> {
   const composer = new MailComposer({
-    from: { address: sub.senderEmail, name: e.senderName },
-    to: sub.to.map(address),
-    cc: sub.cc.length ? sub.cc.map(address) : undefined,
-    replyTo: sub.replyTo ? address(sub.replyTo) : undefined,
-    subject: sub.subject ?? '',
-    html: sub.html ?? undefined,
-    text: sub.text ?? undefined,
-    headers: sub.headers,
-    attachments: sub.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content })),
-    messageId: messageIdOf(e),
-    date: new Date(e.at),
+    from: p.from,
+    to: p.to,
+    cc: p.cc.length ? p.cc : undefined,
+    replyTo: p.replyTo ?? undefined,
+    subject: p.subject,
+    html: p.html ?? undefined,
+    text: p.text ?? undefined,
+    headers: p.headers,
+    attachments: p.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: asBuffer(a.content) })),
+    messageId: p.messageId,
+    date: new Date(p.at),
     disableFileAccess: true,
     disableUrlAccess: true,
   });
   return composer.compile().build();
+}
+
+const buildTask = defineTask<MessageParts, Uint8Array>(__filename, 'buildMessage');
+
+export async function assemble(sub: NormalizedSubmission, e: Envelope, workers: WorkerPool): Promise<Buffer> {
+  if (sub.raw) return completeRaw(sub.raw, e);
+  const parts: MessageParts = {
+    from: { address: sub.senderEmail, name: e.senderName },
+    to: sub.to.map(address),
+    cc: sub.cc.map(address),
+    replyTo: sub.replyTo ? address(sub.replyTo) : null,
+    subject: sub.subject ?? '',
+    html: sub.html,
+    text: sub.text,
+    headers: sub.headers,
+    attachments: sub.attachments,
+    messageId: messageIdOf(e),
+    at: e.at,
+  };
+  return asBuffer(await workers.run(buildTask, parts));
 }
 
 function completeRaw(raw: Buffer, e: Envelope): Buffer {

@@ -7,7 +7,7 @@ import { syncWal, withoutSync, type Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import type { Spool } from '../spool/spool';
-import os from 'node:os';
+import type { WorkerPool } from '../lib/worker-pool';
 import { trackingSecret } from '../tracking/links';
 import { createComposePool } from './compose-pool';
 import { createScheduler } from './scheduler';
@@ -25,7 +25,7 @@ export interface Delivery {
   stop(): Promise<void>;
 }
 
-export interface DeliveryDeps { db: Db; config: Readonly<Config>; log: Logger; spool: Spool }
+export interface DeliveryDeps { db: Db; config: Readonly<Config>; log: Logger; spool: Spool; workers: WorkerPool }
 
 interface Pending { mail: AttemptRow; outcome: Outcome; at: number }
 
@@ -89,8 +89,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
   const attemptDeps: AttemptDeps = {
     db, spool, transport,
     router: createRouter({ dnsServers: config.dnsServers, deliveryPort: config.deliveryPort, relay: config.relay }),
-    // One worker per spare core: the event loop keeps one core for SMTP and the store.
-    composer: createComposePool(Math.min(4, Math.max(1, os.availableParallelism() - 1))),
+    composer: createComposePool(deps.workers),
     publicUrl: config.publicUrl,
     secret: trackingSecret(config.dataDir),
     hostname: config.hostname,
@@ -120,7 +119,6 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       await scheduler.stop(config.shutdownTimeout * 1000);
       writer.drain();
       transport.close();
-      await attemptDeps.composer.close();
     },
   };
 }
