@@ -1,7 +1,7 @@
 /**
  * Append-only segment files `seg-<n>.spool`. One writer appends batches to the current segment
- * (one fdatasync per batch); a new segment (and one directory fsync) starts past a size
- * threshold. A segment is deleted once no live message references it and no batch is in flight
+ * (one O_DSYNC write per batch: durable when it returns); a new segment (and one directory
+ * fsync) starts past a size threshold. A segment is deleted once no live message references it and no batch is in flight
  * into it; bytes of batches that never committed go with it. Per-file fsync tops out at a few
  * thousand files/s (DESIGN.md); one flush per batch does not.
  */
@@ -13,7 +13,7 @@ export interface SegmentOptions {
   segmentBytes: number;
   /** Minimum time between two reclaim passes (each one reads the live references). */
   gcIntervalMs: number;
-  /** Called after each flush (one fdatasync) with the messages and bytes it made durable. */
+  /** Called after each flush (one durable write) with the messages and bytes it made durable. */
   onFlush?: (messages: number, bytes: number) => void;
   /** Called for each file a reclaim deletes (the spool closes its read descriptor). */
   onRemove?: (name: string) => void;
@@ -57,7 +57,10 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
 
   const start = async (): Promise<Current> => {
     const name = `seg-${String(next++).padStart(6, '0')}.spool`;
-    const fh = await fs.promises.open(path.join(dir, name), 'wx', 0o640);
+    // O_DSYNC: each write returns once its bytes are on disk (an fdatasync folded into the write),
+    // one thread-pool round trip per batch instead of two: the commit cycle is the accept latency.
+    const { O_WRONLY, O_CREAT, O_EXCL, O_DSYNC } = fs.constants;
+    const fh = await fs.promises.open(path.join(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_DSYNC, 0o640);
     const seg: Current = { name, fh, size: 0 };
     current = seg;
     try {
@@ -88,7 +91,6 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
       try {
         let done = 0;
         while (done < bytes.length) done += (await seg.fh.write(bytes, done, bytes.length - done, seg.size + done)).bytesWritten;
-        await seg.fh.datasync();
       } catch (err) {
         // The segment's tail is unknown now: never append after it.
         if (current === seg) detach();

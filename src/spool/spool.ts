@@ -1,7 +1,7 @@
 /**
  * The message spool: the bytes of accepted messages under <dataDir>/messages/ (DESIGN.md rule 3:
  * the spool holds bytes, the store holds state). A batch of acceptances is appended to the
- * current segment file and flushed with ONE fdatasync (group commit for the bytes too); a
+ * current segment file in ONE durable (O_DSYNC) write (group commit for the bytes too); a
  * message's reference is `seg-<n>.spool:<offset>:<length>`. See segments.ts for the life cycle.
  */
 import fs from 'node:fs';
@@ -19,7 +19,7 @@ export interface Spool {
    */
   remove(ref: string): Promise<void>;
   /**
-   * Appends every buffer to the current segment, fdatasyncs once, then runs `commit` with their
+   * Appends every buffer to the current segment in one durable write, then runs `commit` with their
    * references (synchronously, so the rows are visible before any reclaim can run). Appends
    * are serialized. Bytes of a commit that throws are unreferenced garbage.
    */
@@ -42,7 +42,7 @@ export interface SpoolOptions extends Partial<SegmentOptions> {
 }
 
 function flushCounter(registry: client.Registry): (messages: number, bytes: number) => void {
-  const flushes = new client.Counter({ name: 'estafeta_spool_flushes_total', help: 'Spool segment flushes (one fdatasync each)', registers: [registry] });
+  const flushes = new client.Counter({ name: 'estafeta_spool_flushes_total', help: 'Spool segment flushes (one durable O_DSYNC write each)', registers: [registry] });
   const messages = new client.Counter({ name: 'estafeta_spool_messages_total', help: 'Messages made durable by those flushes', registers: [registry] });
   const bytes = new client.Counter({ name: 'estafeta_spool_bytes_total', help: 'Bytes appended to spool segments', registers: [registry] });
   return (m, b) => {
