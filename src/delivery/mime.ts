@@ -1,8 +1,10 @@
 /**
  * A minimal MIME walker that rewrites text/html leaves and leaves every other byte as it was
  * (SMTP-submitted messages keep their structure, attachments and signatures of parts). Strings
- * are latin1 so that one char = one byte; only the html parts are decoded and re-encoded.
+ * are latin1 so that one char = one byte; only the html parts are decoded (any charset iconv-lite
+ * knows) and re-encoded as UTF-8 base64.
  */
+import iconv from 'iconv-lite';
 import { parseHeaderFields } from './sign';
 
 type HtmlRewrite = (html: string) => string;
@@ -27,16 +29,19 @@ function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite): { head: 
   const type = headerValue(head, 'content-type') ?? 'text/plain';
   if (!/^text\/html\b/i.test(type)) return null;
   const charset = (param(type, 'charset') ?? 'utf-8').toLowerCase();
-  const encoding = charset === 'utf-8' || charset === 'utf8' || charset === 'us-ascii' ? 'utf8' : charset === 'iso-8859-1' || charset === 'latin1' ? 'latin1' : null;
-  if (encoding === null) return null; // XXX: other charsets are delivered untracked rather than risk mangling them
+  // A charset iconv-lite does not know cannot be decoded safely: that part goes untracked, as is.
+  if (!iconv.encodingExists(charset)) return null;
   const cte = (headerValue(head, 'content-transfer-encoding') ?? '7bit').toLowerCase();
   const bytes = cte === 'base64' ? Buffer.from(body, 'base64') : Buffer.from(cte === 'quoted-printable' ? decodeQp(body) : body, 'latin1');
-  const html = Buffer.from(rewrite(bytes.toString(encoding)), encoding);
+  // Re-encoded as UTF-8 (a rewritten link may hold characters the old charset lacks) and base64:
+  // native and fast, and a rewritten line can exceed 998.
+  const html = Buffer.from(rewrite(iconv.decode(bytes, charset)), 'utf8');
   const body64 = html.toString('base64').replace(/.{76}(?=.)/g, '$&\r\n');
-  if (cte === 'base64') return { head, body: body64 };
-  // Re-encoded as base64 whatever it was: native and fast, and a rewritten line can exceed 998.
-  const fields = parseHeaderFields(head).filter((f) => f.name !== 'content-transfer-encoding').map((f) => f.text);
-  return { head: [...fields, 'Content-Transfer-Encoding: base64'].join('\r\n'), body: body64 };
+  const fields = parseHeaderFields(head)
+    .filter((f) => f.name !== 'content-transfer-encoding' && f.name !== 'content-type')
+    .map((f) => f.text);
+  const utf8Type = /;\s*charset\s*=/i.test(type) ? type.replace(/(;\s*charset\s*=\s*)(?:"[^"]*"|[^;\s]+)/i, '$1utf-8') : `${type}; charset=utf-8`;
+  return { head: [...fields, `Content-Type: ${utf8Type}`, 'Content-Transfer-Encoding: base64'].join('\r\n'), body: body64 };
 }
 
 /** Rewrites the html leaves of an entity (head without the blank line, body after it). */

@@ -1,0 +1,38 @@
+import t from 'tap';
+import iconv from 'iconv-lite';
+import { rewriteEntity } from '../../../src/delivery/mime';
+
+const rewrite = (html: string): string => html.replace(/href="([^"]+)"/g, 'href="https://t.example/c?u=$1"');
+
+/** Splits a rewritten leaf back into its headers and decoded UTF-8 html. */
+function decoded(r: { head: string; body: string }): { head: string; html: string } {
+  return { head: r.head, html: Buffer.from(r.body.replace(/\r\n/g, ''), 'base64').toString('utf8') };
+}
+
+t.test('an html part in a legacy charset is decoded, rewritten and re-encoded as UTF-8', async (t) => {
+  const original = '<p>Żółć <a href="https://shop.example/ż">oferta</a></p>';
+  const body = iconv.encode(original, 'iso-8859-2').toString('base64');
+  const r = decoded(rewriteEntity('Content-Type: text/html; charset="ISO-8859-2"\r\nContent-Transfer-Encoding: base64', body, rewrite));
+  t.equal(r.html, '<p>Żółć <a href="https://t.example/c?u=https://shop.example/ż">oferta</a></p>');
+  t.match(r.head, /^Content-Type: text\/html; charset="?utf-8"?$/im, 'the charset now says what the bytes are');
+  t.match(r.head, /^Content-Transfer-Encoding: base64$/im);
+});
+
+t.test('windows-1252 quoted-printable inside multipart/alternative; the text part is left byte for byte', async (t) => {
+  const html = iconv.encode('<a href="https://a.example/x">caf\u00e9 \u20ac</a>', 'windows-1252').toString('latin1')
+    .replace(/[\x80-\xff=]/g, (c) => `=${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  const body = ['--b1', 'Content-Type: text/plain; charset=windows-1252', '', 'caf\xe9', '--b1',
+    'Content-Type: text/html; charset=windows-1252', 'Content-Transfer-Encoding: quoted-printable', '', html, '--b1--', ''].join('\r\n');
+  const r = rewriteEntity('Content-Type: multipart/alternative; boundary="b1"', body, rewrite);
+  t.match(r.body, /--b1\r\nContent-Type: text\/plain; charset=windows-1252\r\n\r\ncaf\xe9\r\n--b1\r\n/, 'plain part untouched');
+  const htmlPart = r.body.split('--b1')[2];
+  const [head, b64] = htmlPart.replace(/^\r\n/, '').split('\r\n\r\n');
+  t.equal(decoded({ head, body: b64 }).html, '<a href="https://t.example/c?u=https://a.example/x">caf\u00e9 \u20ac</a>');
+  t.match(head, /charset=utf-8/);
+});
+
+t.test('a charset nobody can decode is delivered as it was, untracked', async (t) => {
+  const head = 'Content-Type: text/html; charset=x-unknown-42';
+  const body = '<a href="https://a.example/">x</a>';
+  t.same(rewriteEntity(head, body, rewrite), { head, body });
+});
