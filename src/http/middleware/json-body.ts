@@ -4,7 +4,8 @@
  * streaming: an unbounded body or a gzip bomb is never held in memory). JSON is read by koa-body
  * (co-body: inflation + raw-body do the decoding and the limit); a multipart body is read whole
  * by the same two libraries, then split by busboy (multipart.ts). Library errors become the
- * spec's codes here: 413 request_too_large, 415 unsupported_media_type, 400 malformed_request.
+ * spec's codes here: 413 request_too_large, 400 malformed_request (an encoding other than gzip
+ * is refused with 415 before any library reads the body: checkEncoding).
  */
 import type Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
@@ -29,10 +30,6 @@ function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string):
   if (e?.status === 413) {
     ctx.set('Connection', 'close'); // the rest of the body is not read: do not reuse the socket
     return tooLarge(limit);
-  }
-  if (e?.status === 415) {
-    const encoding = (ctx.get('content-encoding') || '').trim().toLowerCase();
-    return new ServiceError('unsupported_media_type', `Content-Encoding ${encoding} is not supported; use gzip or none.`);
   }
   if (typeof e?.code === 'string' && e.code.startsWith('Z_')) return new ServiceError('malformed_request', 'The request body is not valid gzip.');
   if (e?.status === 400) return new ServiceError('malformed_request', `The request body is not valid ${what}.`);
