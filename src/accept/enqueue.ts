@@ -42,36 +42,36 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
   let flushing = false;
 
   // The plan quota is checked again here, serialized with every other commit: concurrent sends
-  // that each passed the early check cannot together overrun the limit.
-  const insertOne = db.transaction((a: Acceptance, spoolFile: string) => {
-    const limit = a.instance.send_limit;
-    if (limit !== null && a.charged > 0) {
-      const remaining = Math.max(0, limit - usedInCycle(db, a.instance.id, a.cycle.start));
-      if (a.charged > remaining) {
-        throw new ServiceError('plan_send_limit_exceeded', `This send needs ${a.charged} of the plan's sends; ${remaining} remain in the current cycle.`, {
-          limit, remaining, reset_at: iso(a.cycle.resetAt),
-        });
+  // that each passed the early check cannot together overrun the limit. The check reads before
+  // the item writes anything, so a refused item needs no savepoint to undo: it simply writes
+  // nothing. Charges are summed per instance and cycle and written once per batch.
+  const insertBatch = db.transaction((batch: Waiting[], refs: string[]): (ServiceError | null)[] => {
+    const charges = new Map<string, { instanceId: number; cycleStart: number; count: number }>();
+    const results = batch.map(({ a }, i): ServiceError | null => {
+      const key = `${a.instance.id}:${a.cycle.start}`;
+      const charge = charges.get(key) ?? { instanceId: a.instance.id, cycleStart: a.cycle.start, count: 0 };
+      const limit = a.instance.send_limit;
+      if (limit !== null && a.charged > 0) {
+        const remaining = Math.max(0, limit - usedInCycle(db, a.instance.id, a.cycle.start) - charge.count);
+        if (a.charged > remaining) {
+          return new ServiceError('plan_send_limit_exceeded', `This send needs ${a.charged} of the plan's sends; ${remaining} remain in the current cycle.`, {
+            limit, remaining, reset_at: iso(a.cycle.resetAt),
+          });
+        }
       }
-    }
-    const messageId = insertMessage(db, a.instance.id, { ...a.message, spoolFile });
-    for (const m of a.mails) {
-      const row = insertMail(db, a.instance.id, { ...m.row, messageId });
-      for (const l of m.logs) insertMailLog(db, row, l);
-    }
-    if (a.message.category) registerCategory(db, a.instance.id, a.message.category, a.message.receivedAt);
-    chargeSends(db, a.instance.id, a.cycle.start, a.charged);
-  });
-
-  /** One transaction for the batch; an item refused by policy rolls back to its own savepoint. */
-  const insertBatch = db.transaction((batch: Waiting[], refs: string[]) => batch.map((w, i): ServiceError | null => {
-    try {
-      insertOne(w.a, refs[i]);
+      const messageId = insertMessage(db, a.instance.id, { ...a.message, spoolFile: refs[i] });
+      for (const m of a.mails) {
+        const row = insertMail(db, a.instance.id, { ...m.row, messageId });
+        for (const l of m.logs) insertMailLog(db, row, l);
+      }
+      if (a.message.category) registerCategory(db, a.instance.id, a.message.category, a.message.receivedAt);
+      charge.count += a.charged;
+      charges.set(key, charge);
       return null;
-    } catch (err) {
-      if (err instanceof ServiceError) return err;
-      throw err;
-    }
-  }));
+    });
+    for (const c of charges.values()) chargeSends(db, c.instanceId, c.cycleStart, c.count);
+    return results;
+  });
 
   const flush = async (): Promise<void> => {
     while (queue.length > 0) {
