@@ -6,6 +6,7 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
+import { mimeBytes } from './mime-bytes';
 import { asBuffer, defineTask, type WorkerPool } from '../lib/worker-pool';
 import type { Attachment, Recipient } from './types';
 import type { NormalizedSubmission } from './validate';
@@ -40,7 +41,9 @@ export function buildMessage(p: MessageParts): Promise<Buffer> {
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  return composer.compile().build();
+  const root = composer.compile();
+  const bytes = mimeBytes(root);
+  return bytes ? Promise.resolve(bytes) : root.build();
 }
 
 const buildTask = defineTask<MessageParts, Uint8Array>(__filename, 'buildMessage');
