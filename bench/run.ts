@@ -19,6 +19,8 @@ const outDir = path.join(__dirname, '..');
 const mainJs = path.join(outDir, 'src', 'main.js');
 const cliJs = path.join(outDir, 'src', 'cli', 'main.js');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+// BENCH_ONLY=http or smtp runs one door (to profile it alone).
+const only = process.env.BENCH_ONLY ?? '';
 
 function fsyncRate(dir: string, ms = 2000): number {
   const file = path.join(dir, 'fsync-probe');
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
   try {
     const pid = svc.child.pid as number;
     const cpu0 = cpuSeconds(pid);
-    const http = await autocannon({
+    const http = only === 'smtp' ? { '2xx': 0, duration: 0, non2xx: 0, errors: 0, latency: { p50: NaN, p99: NaN } } : await autocannon({
       url: `http://${svc.addresses.http}/v1/mails/send`, connections: 32, duration: seconds, method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-instance-slug': 'bench' },
       body: JSON.stringify({ sender_email: sender, to: [{ email: rcpt }], subject: 'bench', html }),
@@ -116,7 +118,7 @@ async function main(): Promise<void> {
     const httpRate = http['2xx'] / (http.duration || seconds);
     const cpu1 = cpuSeconds(pid);
     const [smtpHost, smtpPort] = svc.addresses.smtp.split(/:(?=\d+$)/);
-    const smtp = await benchSmtp(smtpHost, Number(smtpPort), 'bench', key, sender, rcpt);
+    const smtp = only === 'http' ? { rate: 0, p50: NaN, p99: NaN, total: 0 } : await benchSmtp(smtpHost, Number(smtpPort), 'bench', key, sender, rcpt);
     const cpu2 = cpuSeconds(pid);
     const rss = peakRss(svc.child.pid as number);
     const metrics = await (await fetch(`http://${svc.addresses.http}/metrics`)).text();
