@@ -13,8 +13,8 @@ import { createComposePool } from './compose-pool';
 import { createScheduler } from './scheduler';
 import { createRouter } from './route';
 import { createTransport } from './transport';
-import { attemptDelivery, type AttemptDeps } from './attempt';
-import { loadAttempt, writeOutcome, type AttemptRow } from './queue';
+import { attemptDelivery, isSandboxDomain, precheck, type AttemptDeps } from './attempt';
+import { loadAttempt, writeOutcome, type AttemptRow, type DueRow } from './queue';
 import type { Outcome } from './outcome';
 
 export interface Delivery {
@@ -32,6 +32,8 @@ interface Pending { mail: AttemptRow; outcome: Outcome; at: number }
 interface OutcomeWriter {
   /** Queues an outcome; it is committed with the others of the next flush (at most `delayMs` later). */
   write(mail: AttemptRow, outcome: Outcome): void;
+  /** Commits these outcomes now, with whatever is queued (mails settled without a claim). */
+  writeNow(items: Pending[]): void;
   /** Commits what is queued now (graceful stop). */
   drain(): void;
 }
@@ -45,9 +47,10 @@ function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitt
   let batch: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
   const policy = { retryDelays: config.retryDelays, maxQueueAge: config.maxQueueAge };
-  const flush = (): void => {
+  const flush = (now: Pending[] = []): void => {
+    if (timer) clearTimeout(timer);
     timer = undefined;
-    const items = batch;
+    const items = batch.length ? batch.concat(now) : now;
     batch = [];
     if (items.length === 0 || !db.open) return;
     let files: string[] = [];
@@ -76,10 +79,8 @@ function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitt
       if (batch.length >= 500) flush();
       else timer ??= setTimeout(flush, delayMs);
     },
-    drain() {
-      if (timer) clearTimeout(timer);
-      flush();
-    },
+    writeNow: (items) => flush(items),
+    drain: () => flush(),
   };
 }
 
@@ -111,7 +112,31 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     writer.write(mail, outcome);
   }
 
-  const scheduler = createScheduler({ db, log, run, globalLimit: config.deliveryConcurrency, destinationLimit: config.destinationConcurrency });
+  /**
+   * A sandbox recipient's outcome (captured, or dropped by a precheck) needs no connection: it is
+   * decided and committed in the scan's own turn, without the claim, the slot and the second
+   * transaction of an attempt (the bench's accept runs queue only sandbox mail).
+   */
+  function settleLocally(rows: DueRow[]): DueRow[] {
+    const rest: DueRow[] = [];
+    const settled: Pending[] = [];
+    const at = Date.now();
+    for (const r of rows) {
+      if (!isSandboxDomain(r.rcpt_domain)) {
+        rest.push(r);
+        continue;
+      }
+      const mail = loadAttempt(db, r.id);
+      const outcome = mail && (mail.status === 2 || mail.status === 5) ? precheck(db, mail) : null;
+      if (mail && outcome) settled.push({ mail, outcome, at });
+    }
+    if (settled.length) writer.writeNow(settled);
+    return rest;
+  }
+
+  const scheduler = createScheduler({
+    db, log, run, settleLocally, globalLimit: config.deliveryConcurrency, destinationLimit: config.destinationConcurrency,
+  });
   return {
     start: () => scheduler.start(),
     wake: () => scheduler.wake(),

@@ -6,7 +6,7 @@
  */
 import type { Db } from '../store/db';
 import type { Logger } from '../lib/log';
-import { claimMails, nextDue, releaseClaims, scanDue } from './queue';
+import { claimMails, nextDue, releaseClaims, scanDue, type DueRow } from './queue';
 
 export interface SchedulerOptions {
   db: Db;
@@ -18,6 +18,13 @@ export interface SchedulerOptions {
   /** Most mails held claimed in memory at once. */
   bufferSize?: number;
   leaseMs?: number;
+  /**
+   * Settles at once, in the scan's turn, the due mails whose outcome needs no connection (the
+   * sandbox's capture): no claim, no slot. Returns the rows still to attempt.
+   */
+  settleLocally?: (rows: DueRow[]) => DueRow[];
+  /** Least time between two scans asked for by wake() (default 10 ms): under a stream of acceptances, one scan per batch of commits, not per commit. */
+  scanGapMs?: number;
 }
 
 export interface Scheduler { start(): void; wake(): void; stop(timeoutMs: number): Promise<void> }
@@ -25,6 +32,9 @@ export interface Scheduler { start(): void; wake(): void; stop(timeoutMs: number
 export function createScheduler(o: SchedulerOptions): Scheduler {
   const bufferSize = o.bufferSize ?? Math.max(1000, o.globalLimit * 4);
   const leaseMs = o.leaseMs ?? 10 * 60_000;
+  const scanGapMs = o.scanGapMs ?? 10;
+  let lastScan = 0;
+  let gapTimer: NodeJS.Timeout | undefined;
   const ready = new Map<string, number[]>(); // destination → claimed mail ids, in due order
   const active = new Map<string, number>(); // destination → attempts in flight
   const running = new Set<Promise<void>>();
@@ -42,10 +52,19 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   function refill(): boolean {
     if (!stale || buffered > bufferSize / 2) return false;
     const now = Date.now();
+    if (now - lastScan < scanGapMs) {
+      if (!gapTimer) {
+        gapTimer = setTimeout(() => { gapTimer = undefined; schedule(); }, scanGapMs - (now - lastScan));
+        gapTimer.unref();
+      }
+      return false;
+    }
+    lastScan = now;
     const limit = bufferSize - buffered;
-    const rows = scanDue(o.db, now, limit);
+    const due = scanDue(o.db, now, limit);
     // A short scan took every mail due now: nothing more is due until a wake() or the timer.
-    if (rows.length < limit) stale = false;
+    if (due.length < limit) stale = false;
+    const rows = o.settleLocally ? o.settleLocally(due) : due;
     if (!rows.length) return true;
     claimMails(o.db, rows.map((r) => r.id), now, leaseMs);
     for (const r of rows) {
@@ -145,6 +164,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     async stop(timeoutMs) {
       stopped = true;
       if (timer) clearTimeout(timer);
+      if (gapTimer) clearTimeout(gapTimer);
       // Claimed but not started: hand them back now, so nothing waits for a lease.
       const waiting = [...ready.values()].flat();
       ready.clear();
