@@ -1,6 +1,6 @@
 /**
  * Group commit (DESIGN.md rule 2): acceptances arriving while the previous batch is being
- * flushed form the next batch. A batch costs one spool append + ONE fdatasync for all its bytes,
+ * flushed, or within 2 ms after it was written, form the next batch. A batch costs one spool append + ONE fdatasync for all its bytes,
  * then ONE SQLite transaction for all its rows, made durable by ONE fdatasync of the WAL on the
  * thread pool (overlapping the next batch); only then is any of its callers answered. So an
  * acknowledged message always has its bytes and its rows; an unacknowledged one leaves at most
@@ -33,6 +33,10 @@ export interface Committer {
 
 interface Waiting { a: Acceptance; resolve: () => void; reject: (err: unknown) => void }
 
+/** The coalescing window of a batch and the size that closes it early (see flush). */
+const gapMs = 2;
+const fullBatch = 64;
+
 export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQueued: () => void }): Committer {
   const { db, spool, log } = deps;
   const ready = spool.sweep().then((swept) => {
@@ -40,6 +44,7 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
   });
   let queue: Waiting[] = [];
   let flushing = false;
+  let lastWritten = -Infinity;
 
   // The plan quota is checked again here, serialized with every other commit: concurrent sends
   // that each passed the early check cannot together overrun the limit. The check reads before
@@ -75,6 +80,11 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
 
   const flush = async (): Promise<void> => {
     while (queue.length > 0) {
+      // Coalescing window: a batch closes `gapMs` after the previous one was written (or when it
+      // is full), so under load each spool write, transaction and WAL sync carries ~25 sends
+      // instead of ~6 (-20% CPU per send on the bench); an isolated send waits for nothing.
+      const wait = lastWritten + gapMs - performance.now();
+      if (wait > 0 && queue.length < fullBatch) await new Promise((resolve) => setTimeout(resolve, wait));
       const batch = queue;
       queue = [];
       let results: (ServiceError | null)[];
@@ -88,6 +98,8 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
       } catch (err) {
         for (const w of batch) w.reject(err);
         continue;
+      } finally {
+        lastWritten = performance.now();
       }
       // The rows are committed but not yet on disk: the WAL's fdatasync runs on the thread pool
       // while the next batch is appended, and only then are this batch's callers answered.
