@@ -4,6 +4,8 @@
  *  - HTTP: autocannon, 32 connections, POST /v1/mails/send, one recipient, ~2 KB of HTML.
  *  - SMTP: parallel sessions of nodemailer, one recipient, same body.
  * The service runs as its own process (node dist/src/main.js) so its peak RSS is its own.
+ * Then the same clients drive bench/bare-door.js (the libraries alone, no service work) for the
+ * ceiling of each door on this machine (BENCH_NO_BARE=1 skips it).
  * A benchmark, not a test: it prints numbers and compares them to the targets of the issues.
  */
 import fs from 'node:fs';
@@ -95,6 +97,24 @@ async function benchSmtp(host: string, port: number, slug: string, key: string, 
   return { rate: latencies.length / elapsed, p50: latencies[Math.floor(latencies.length * 0.5)], p99: latencies[Math.floor(latencies.length * 0.99)], total: latencies.length };
 }
 
+/** Starts bench/bare-door.js (the libraries alone, see there) and resolves its port. */
+async function startBare(kind: 'smtp' | 'http') {
+  const child = spawn(process.execPath, [path.join(__dirname, 'bare-door.js'), kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout }).once('line', (line) => resolve((JSON.parse(line) as { port: number }).port));
+    child.on('exit', (code) => reject(new Error(`bare ${kind} door exited ${code}`)));
+  });
+  return { child, port };
+}
+
+function httpLoad(url: string, headers: Record<string, string>) {
+  return autocannon({
+    url, connections: 32, duration: seconds, method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ sender_email: 'sandbox@bench.sandbox.test', to: [{ email: 'reader@bench.sandbox.test' }], subject: 'bench', html }),
+  });
+}
+
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'estafeta-bench-'));
   const env: NodeJS.ProcessEnv = {
@@ -110,11 +130,8 @@ async function main(): Promise<void> {
   try {
     const pid = svc.child.pid as number;
     const cpu0 = cpuSeconds(pid);
-    const http = only === 'smtp' ? { '2xx': 0, duration: 0, non2xx: 0, errors: 0, latency: { p50: NaN, p99: NaN } } : await autocannon({
-      url: `http://${svc.addresses.http}/v1/mails/send`, connections: 32, duration: seconds, method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-instance-slug': 'bench' },
-      body: JSON.stringify({ sender_email: sender, to: [{ email: rcpt }], subject: 'bench', html }),
-    });
+    const http = only === 'smtp' ? { '2xx': 0, duration: 0, non2xx: 0, errors: 0, latency: { p50: NaN, p99: NaN } }
+      : await httpLoad(`http://${svc.addresses.http}/v1/mails/send`, { authorization: `Bearer ${key}`, 'x-instance-slug': 'bench' });
     const httpRate = http['2xx'] / (http.duration || seconds);
     const cpu1 = cpuSeconds(pid);
     const [smtpHost, smtpPort] = svc.addresses.smtp.split(/:(?=\d+$)/);
@@ -125,12 +142,30 @@ async function main(): Promise<void> {
     const counter = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
     const flushes = counter('estafeta_spool_flushes_total');
     const spooled = counter('estafeta_spool_messages_total');
+    svc.child.kill('SIGTERM');
+    // The same clients against the bare libraries, one door at a time, with the service stopped.
+    let bareHttp = NaN;
+    let bareSmtp = NaN;
+    if (!process.env.BENCH_NO_BARE) {
+      if (only !== 'smtp') {
+        const bare = await startBare('http');
+        const r = await httpLoad(`http://127.0.0.1:${bare.port}/v1/mails/send`, {});
+        bareHttp = r['2xx'] / (r.duration || seconds);
+        bare.child.kill();
+      }
+      if (only !== 'http') {
+        const bare = await startBare('smtp');
+        bareSmtp = (await benchSmtp('127.0.0.1', bare.port, 'bench', 'any', sender, rcpt)).rate;
+        bare.child.kill();
+      }
+    }
     const row = (name: string, v: string) => console.log(`${name.padEnd(34)} ${v}`);
     console.log(`\nEstafeta accept benchmark (${os.cpus().length} cores, ${seconds}s per door, durability on)\n`);
     row('machine fsync/s (one 2 KB write+fsync)', fsyncs.toFixed(0));
     row('HTTP sends/s (32 conns)', `${httpRate.toFixed(0)}  p50 ${http.latency.p50} ms  p99 ${http.latency.p99} ms  non-2xx ${http.non2xx}  errors ${http.errors}`);
     row('SMTP messages/s (16 sessions)', `${smtp.rate.toFixed(0)}  p50 ${smtp.p50?.toFixed(1)} ms  p99 ${smtp.p99?.toFixed(1)} ms`);
     row('service CPU per message', `HTTP ${((cpu1 - cpu0) * 1000 / Math.max(1, http['2xx'])).toFixed(2)} ms  SMTP ${((cpu2 - cpu1) * 1000 / Math.max(1, smtp.total)).toFixed(2)} ms (includes delivery of the queued mails)`);
+    row('bare libraries, same clients', `HTTP ${bareHttp.toFixed(0)}/s (Koa + @koa/router + koa-body)  SMTP ${bareSmtp.toFixed(0)}/s (smtp-server, AUTH, DATA dropped)`);
     row('service peak RSS', `${rss.toFixed(0)} MB`);
     row('load average (1 min) at the end', os.loadavg()[0].toFixed(2));
     row('spool flushes (fdatasync)', `${flushes} for ${spooled} messages: ${(spooled / flushes).toFixed(1)} messages per flush`);
