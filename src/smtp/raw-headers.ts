@@ -17,6 +17,13 @@ function headerEnd(raw: Buffer): number {
   return raw.length;
 }
 
+/** The header section with the blank line that ends it (the whole message when it has no body). */
+export function headerSection(raw: Buffer): Buffer {
+  const end = headerEnd(raw);
+  if (end >= raw.length) return raw;
+  return raw.subarray(0, raw.indexOf(0x0a, end) + 1);
+}
+
 /** Drops every field whose (case-insensitive) name makes `drop` true, with its continuations. */
 export function stripHeaderFields(raw: Buffer, drop: (lowerName: string) => boolean): Buffer {
   const end = headerEnd(raw);

@@ -1,0 +1,51 @@
+// The submission door reads a single-part text message's header section only (src/smtp/
+// submission.ts parseSubmitted): every field it takes must equal what mailparser reads from the
+// whole message, and any other message is parsed whole, attachments weighed.
+import t from 'tap';
+import { simpleParser } from 'mailparser';
+import { parseSubmitted } from '../../../src/smtp/submission';
+
+const crlf = (lines: string[]): Buffer => Buffer.from(lines.join('\r\n'), 'latin1');
+const body = '<p>Gr=C3=BC=C3=9Fe</p>\r\n'.repeat(50);
+
+const singlePart: Record<string, Buffer> = {
+  'html, quoted-printable': crlf(['From: "Sender" <sender@example.test>', 'To: r@example.test', 'Subject: Hello', 'Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: quoted-printable', '', body]),
+  'encoded subject and name, folded header, X-Svc fields': crlf([
+    'From: =?UTF-8?Q?S=C3=A9nder?= <sender@example.test>', 'Subject: =?UTF-8?B?w5xuaWPDtmRl?=', ' =?UTF-8?Q?_suite?=',
+    'X-Svc-Category: =?UTF-8?Q?R=C3=A9union?=', 'X-Svc-Custom-Msg-Id: abc-123', 'X-Svc-Test-Mode: true', 'Content-Type: TEXT/PLAIN', '', 'plain body',
+  ]),
+  'no Content-Type at all, LF line ends': Buffer.from('From: sender@example.test\nSubject: bare\n\nbody\n'),
+  'inline disposition, group in From': crlf(['From: Team: a@example.test, b@example.test;, c@example.test', 'Subject: x', 'Content-Type: text/plain', 'Content-Disposition: inline', '', 'x']),
+  'no body at all': crlf(['From: sender@example.test', 'Subject: only headers']),
+  'punycode domain': crlf(['From: sender@xn--bcher-kva.example', 'Subject: idn', 'Content-Type: text/html', '', '<p>x</p>']),
+};
+
+const fields = (p: Awaited<ReturnType<typeof simpleParser>>) => ({
+  from: p.from?.value.find((a) => a.address)?.address,
+  subject: p.subject,
+  headers: [...p.headers.entries()].filter(([k]) => k.startsWith('x-svc-') || k === 'from' || k === 'subject' || k === 'content-type'),
+});
+
+for (const [name, raw] of Object.entries(singlePart)) {
+  t.test(`single part: ${name}`, async (t) => {
+    const whole = await simpleParser(raw);
+    const { parsed, attachmentBytes } = await parseSubmitted(raw);
+    t.same(fields(parsed), fields(whole), 'the header section gives the same fields as the whole message');
+    t.equal(attachmentBytes, 0);
+    t.equal(whole.attachments.length, 0, 'mailparser finds no attachment either');
+  });
+}
+
+t.test('a text part sent as an attachment, and a multipart message, are weighed whole', async (t) => {
+  const pdf = Buffer.alloc(3000, 7);
+  const multipart = crlf([
+    'From: sender@example.test', 'Subject: with attachment', 'Content-Type: multipart/mixed; boundary="b"', '',
+    '--b', 'Content-Type: text/plain', '', 'see attached', '--b', 'Content-Type: application/pdf; name="a.pdf"', 'Content-Transfer-Encoding: base64', '',
+    pdf.toString('base64'), '--b--', '',
+  ]);
+  t.equal((await parseSubmitted(multipart)).attachmentBytes, 3000);
+  const attachedText = crlf(['From: sender@example.test', 'Subject: x', 'Content-Type: text/plain', 'Content-Disposition: attachment; filename="notes.txt"', '', 'twelve bytes']);
+  const whole = await simpleParser(attachedText);
+  t.equal((await parseSubmitted(attachedText)).attachmentBytes, whole.attachments.reduce((n, a) => n + a.size, 0));
+  t.ok((await parseSubmitted(attachedText)).attachmentBytes > 0, 'counted as mailparser counts it');
+});
