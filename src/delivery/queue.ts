@@ -67,7 +67,7 @@ export function loadAttempt(db: Db, id: number): AttemptRow | undefined {
 
 /** The first suppression list holding the address (same rule as store/suppressions' findSuppression, with a cached statement). */
 export function suppressionListOf(db: Db, instanceId: number, recipient: string): string | undefined {
-  const r = sql(db, 'SELECT list FROM suppressions WHERE instance_id = ? AND recipient = ? ORDER BY id LIMIT 1').get(instanceId, recipient) as { list: string } | undefined;
+  const r = sql(db, 'SELECT list FROM suppressions WHERE instance_id = ? AND recipient = ? COLLATE NOCASE ORDER BY id LIMIT 1').get(instanceId, recipient) as { list: string } | undefined;
   return r?.list;
 }
 

@@ -2,6 +2,7 @@ import t from 'tap';
 import { startWorld, mailState, mailLogs, type World } from '../helpers/delivery-world';
 import { startSink } from '../helpers/smtp-sink';
 import { waitFor } from '../helpers/service';
+import { addSuppression } from '../../src/store/suppressions';
 
 const restricted = (w: World, rcpt: string, list = 'restrictions'): boolean =>
   Boolean(w.ts.svc.db.prepare('SELECT 1 FROM suppressions WHERE recipient = ? AND list = ?').get(rcpt, list));
@@ -30,6 +31,17 @@ t.test('a 550 bounces the mail (6), restricts the address, and the next send to 
   await waitFor(() => mailState(w.ts.svc, q2.mailIds[0]).status === 4, { what: 'dropped' });
   t.match(mailLogs(w.ts.svc, q2.mailIds[0]).at(-1)?.detail, /restrictions list/);
   t.equal(w.sink.stats.attempts, attempts, 'no transaction was attempted for the suppressed address');
+});
+
+t.test('an address suppressed while its mail waits for a retry is dropped at the retry, in whatever case it was listed', async (t) => {
+  const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '3' } });
+  const q = await w.send(['Later@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
+  const instanceId = (w.ts.svc.db.prepare('SELECT instance_id FROM mails WHERE mail_id = ?').get(q.mailIds[0]) as { instance_id: number }).instance_id;
+  addSuppression(w.ts.svc.db, instanceId, { list: 'unsubscribes', recipient: 'LATER@example.test', reason: null, source: 'test', at: Date.now() });
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 4, { what: 'dropped at the retry' });
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /unsubscribes list/);
+  t.equal(w.sink.received.length, 0, 'never delivered');
 });
 
 t.test('a refused connection defers; once the mail is older than the maximum queue age it bounces without a restriction', async (t) => {
