@@ -65,23 +65,37 @@ function headerText(parsed: ParsedMail, name: string): string | null {
 const parseOptions = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true };
 
 /**
- * A message whose top node is one inline text/plain or text/html part holds no attachment by
- * mailparser's own rule (createNode: a text type without an attachment disposition), so its
- * body need not be decoded at all: its header section alone gives mailparser every field the
- * door reads. Saves most of the parse for the common single-part message (profile of
- * `npm run bench`); anything else is parsed whole.
+ * A message whose top node is one text/plain or text/html part with no disposition holds no
+ * attachment by mailparser's own rule (createNode: a text type without an attachment
+ * disposition), so its body need not be decoded at all: its header section alone gives
+ * mailparser every field the door reads. Saves most of the parse for the common single-part
+ * message (profile of `npm run bench`). The gate reads the raw fields, as mailsplit does when it
+ * decides a node's type (the first field, undecoded, a type guessed from a file name), and is
+ * narrower than that rule: at most one Content-Type, none naming a file, no Content-Disposition
+ * at all; and the header-only parse must itself see no attachment. Anything else is parsed
+ * whole, which is always exact.
  */
-function singleInlineText(parsed: ParsedMail): boolean {
-  const type = parsed.headers.get('content-type') as { value?: string } | undefined;
-  const disposition = parsed.headers.get('content-disposition') as { value?: string } | undefined;
-  const value = (type?.value ?? 'text/plain').toLowerCase();
-  return (value === 'text/plain' || value === 'text/html') && (disposition?.value === undefined || disposition.value.toLowerCase() === 'inline');
+function plainTextHead(section: Buffer): boolean {
+  const fields = section.toString('latin1').replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/);
+  const values = (name: string): string[] => fields.flatMap((f) => {
+    const colon = f.indexOf(':');
+    return colon > 0 && f.slice(0, colon).trim().toLowerCase() === name ? [f.slice(colon + 1).trim()] : [];
+  });
+  if (values('content-disposition').length > 0) return false;
+  const types = values('content-type');
+  if (types.length === 0) return true; // text/plain by default (RFC 2045 §5.2)
+  if (types.length > 1 || /\bname\*?\s*=/i.test(types[0])) return false;
+  const type = types[0].split(';')[0].trim().toLowerCase();
+  return type === 'text/plain' || type === 'text/html';
 }
 
 /** mailparser's reading of the message: its headers, and the decoded weight of its attachments. */
 export async function parseSubmitted(raw: Buffer): Promise<{ parsed: ParsedMail; attachmentBytes: number }> {
-  const head = await simpleParser(headerSection(raw), parseOptions);
-  if (singleInlineText(head)) return { parsed: head, attachmentBytes: 0 };
+  const section = headerSection(raw);
+  if (plainTextHead(section)) {
+    const head = await simpleParser(section, parseOptions);
+    if (head.attachments.length === 0) return { parsed: head, attachmentBytes: 0 };
+  }
   const parsed = await simpleParser(raw, parseOptions);
   return { parsed, attachmentBytes: parsed.attachments.reduce((sum, a) => sum + a.size, 0) };
 }

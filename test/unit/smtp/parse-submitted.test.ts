@@ -36,6 +36,32 @@ for (const [name, raw] of Object.entries(singlePart)) {
   });
 }
 
+// Messages whose header fields say "text" one way and "attachment" another (found in review):
+// mailsplit takes the first field, undecoded, and guesses a type from a file name.
+const pdf64 = Buffer.alloc(3000, 0x41).toString('base64').replace(/.{76}/g, '$&\r\n');
+const tricky: Record<string, string[]> = {
+  'inline disposition naming a pdf, no Content-Type': ['Content-Disposition: inline; filename="report.pdf"', 'Content-Transfer-Encoding: base64'],
+  'two Content-Type fields, pdf first': ['Content-Type: application/pdf', 'Content-Type: text/plain', 'Content-Transfer-Encoding: base64'],
+  'two Content-Disposition fields, attachment first': ['Content-Type: text/plain', 'Content-Disposition: attachment; filename=a.txt', 'Content-Disposition: inline', 'Content-Transfer-Encoding: base64'],
+  'an encoded word for the type': ['Content-Type: =?us-ascii?Q?text/plain?=', 'Content-Transfer-Encoding: base64'],
+  'text/plain naming a file': ['Content-Type: text/plain; name="data.bin"', 'Content-Transfer-Encoding: base64'],
+};
+for (const [name, fields] of Object.entries(tricky)) {
+  t.test(`weighed as mailparser weighs the whole message: ${name}`, async (t) => {
+    const raw = crlf(['From: a@example.test', 'Subject: s', 'MIME-Version: 1.0', ...fields, '', pdf64, '']);
+    const whole = await simpleParser(raw);
+    t.equal((await parseSubmitted(raw)).attachmentBytes, whole.attachments.reduce((n, a) => n + a.size, 0));
+  });
+}
+
+t.test('a multipart type followed by a text type is parsed whole', async (t) => {
+  const raw = crlf(['From: a@example.test', 'Subject: s', 'Content-Type: multipart/mixed; boundary=b', 'Content-Type: text/plain', '',
+    '--b', 'Content-Type: text/plain', '', 'hi', '--b', 'Content-Type: application/pdf', 'Content-Transfer-Encoding: base64', '', pdf64, '--b--', '']);
+  const whole = await simpleParser(raw);
+  t.equal((await parseSubmitted(raw)).attachmentBytes, whole.attachments.reduce((n, a) => n + a.size, 0));
+  t.ok(whole.attachments.length > 0);
+});
+
 t.test('a text part sent as an attachment, and a multipart message, are weighed whole', async (t) => {
   const pdf = Buffer.alloc(3000, 7);
   const multipart = crlf([
