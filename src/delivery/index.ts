@@ -128,7 +128,9 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
       }
       const mail = loadAttempt(db, r.id);
       const outcome = mail && (mail.status === 2 || mail.status === 5) ? precheck(db, mail) : null;
+      // Anything not settled here takes the ordinary way (claim, attempt), so no row stays due.
       if (mail && outcome) settled.push({ mail, outcome, at });
+      else rest.push(r);
     }
     if (settled.length) writer.writeNow(settled);
     return rest;

@@ -33,7 +33,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   const bufferSize = o.bufferSize ?? Math.max(1000, o.globalLimit * 4);
   const leaseMs = o.leaseMs ?? 10 * 60_000;
   const scanGapMs = o.scanGapMs ?? 10;
-  let lastScan = 0;
+  let lastScan = -Infinity;
   let gapTimer: NodeJS.Timeout | undefined;
   const ready = new Map<string, number[]>(); // destination → claimed mail ids, in due order
   const active = new Map<string, number>(); // destination → attempts in flight
@@ -51,15 +51,17 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
   /** Scans for due mails when some may wait and the buffer has room; true when it scanned. */
   function refill(): boolean {
     if (!stale || buffered > bufferSize / 2) return false;
-    const now = Date.now();
-    if (now - lastScan < scanGapMs) {
+    // The gap runs on the monotonic clock: a wall clock stepped back must not stall the scans.
+    const sinceScan = performance.now() - lastScan;
+    if (sinceScan < scanGapMs) {
       if (!gapTimer) {
-        gapTimer = setTimeout(() => { gapTimer = undefined; schedule(); }, scanGapMs - (now - lastScan));
+        gapTimer = setTimeout(() => { gapTimer = undefined; schedule(); }, Math.min(scanGapMs, scanGapMs - sinceScan));
         gapTimer.unref();
       }
       return false;
     }
-    lastScan = now;
+    lastScan = performance.now();
+    const now = Date.now();
     const limit = bufferSize - buffered;
     const due = scanDue(o.db, now, limit);
     // A short scan took every mail due now: nothing more is due until a wake() or the timer.
@@ -165,6 +167,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
       stopped = true;
       if (timer) clearTimeout(timer);
       if (gapTimer) clearTimeout(gapTimer);
+      gapTimer = undefined;
       // Claimed but not started: hand them back now, so nothing waits for a lease.
       const waiting = [...ready.values()].flat();
       ready.clear();
