@@ -11,7 +11,7 @@ import type { Spool } from '../spool/spool';
 import type { Logger } from '../lib/log';
 import type { InstanceRow } from '../store/instances';
 import { chargeSends, insertMessage, registerCategory, type MessageInsert } from '../store/messages';
-import { insertMail, insertMailLog, type MailInsert, type MailLogInsert } from '../store/mails';
+import { insertMail, insertMailLogs, type MailInsert, type MailLogInsert } from '../store/mails';
 import { ServiceError } from '../errors';
 import { iso } from '../lib/time';
 import { usedInCycle, type Cycle } from './policy';
@@ -67,7 +67,7 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
       const messageId = insertMessage(db, a.instance.id, { ...a.message, spoolFile: refs[i] });
       for (const m of a.mails) {
         const row = insertMail(db, a.instance.id, { ...m.row, messageId });
-        for (const l of m.logs) insertMailLog(db, row, l);
+        insertMailLogs(db, row, m.logs);
       }
       if (a.message.category) registerCategory(db, a.instance.id, a.message.category, a.message.receivedAt);
       charge.count += a.charged;

@@ -5,7 +5,7 @@
  */
 import type { Db } from '../store/db';
 import type { Spool } from '../spool/spool';
-import { activeSigningKey, suppressionListOf, type AttemptRow } from './queue';
+import { activeSigningKey, type AttemptRow } from './queue';
 import type { Outcome } from './outcome';
 import type { Router } from './route';
 import type { Transport } from './transport';
@@ -20,8 +20,8 @@ const domainOf = (address: string | null): string | null => (address && address.
 export const returnPath = (mailId: string, senderDomain: string): string => `bounces+${mailId}@${senderDomain}`;
 
 /** Decisions taken before any connection (spec, Mail delivery status: dropped without a charge). */
-export function precheck(db: Db, mail: AttemptRow): Outcome | null {
-  const list = suppressionListOf(db, mail.instance_id, mail.rcpt);
+export function precheck(mail: AttemptRow): Outcome | null {
+  const list = mail.suppressed_list;
   if (list) return { kind: 'dropped', detail: `recipient is on the ${list} list` };
   if (mail.attachment_bytes > mail.attachment_max_bytes) {
     return { kind: 'dropped', uncharge: true, detail: `attachments weigh ${mail.attachment_bytes} bytes, over the instance's functional limit of ${mail.attachment_max_bytes} bytes` };
@@ -40,7 +40,7 @@ export async function composeCopy(d: AttemptDeps, mail: AttemptRow): Promise<Buf
 }
 
 export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise<Outcome> {
-  const early = precheck(d.db, mail);
+  const early = precheck(mail);
   if (early) return early;
   const route = await d.router.route(mail.rcpt_domain);
   if (route.kind === 'outcome') return route.outcome;

@@ -14,7 +14,7 @@ import { createScheduler } from './scheduler';
 import { createRouter } from './route';
 import { createTransport } from './transport';
 import { attemptDelivery, isSandboxDomain, precheck, type AttemptDeps } from './attempt';
-import { loadAttempt, writeOutcome, type AttemptRow, type DueRow } from './queue';
+import { loadAttempt, loadAttempts, writeOutcome, type AttemptRow, type DueRow } from './queue';
 import type { Outcome } from './outcome';
 
 export interface Delivery {
@@ -118,22 +118,17 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
    * transaction of an attempt (the bench's accept runs queue only sandbox mail).
    */
   function settleLocally(rows: DueRow[]): DueRow[] {
-    const rest: DueRow[] = [];
-    const settled: Pending[] = [];
+    const local = rows.filter((r) => isSandboxDomain(r.rcpt_domain));
+    if (local.length === 0) return rows;
+    const settled = new Map<number, Pending>();
     const at = Date.now();
-    for (const r of rows) {
-      if (!isSandboxDomain(r.rcpt_domain)) {
-        rest.push(r);
-        continue;
-      }
-      const mail = loadAttempt(db, r.id);
-      const outcome = mail && (mail.status === 2 || mail.status === 5) ? precheck(db, mail) : null;
-      // Anything not settled here takes the ordinary way (claim, attempt), so no row stays due.
-      if (mail && outcome) settled.push({ mail, outcome, at });
-      else rest.push(r);
+    for (const mail of loadAttempts(db, local.map((r) => r.id))) {
+      const outcome = mail.status === 2 || mail.status === 5 ? precheck(mail) : null;
+      if (outcome) settled.set(mail.id, { mail, outcome, at });
     }
-    if (settled.length) writer.writeNow(settled);
-    return rest;
+    if (settled.size) writer.writeNow([...settled.values()]);
+    // Anything not settled here takes the ordinary way (claim, attempt), so no row stays due.
+    return rows.filter((r) => !settled.has(r.id));
   }
 
   const scheduler = createScheduler({

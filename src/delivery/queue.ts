@@ -55,20 +55,24 @@ export interface AttemptRow {
   id: number; mail_id: string; instance_id: number; rcpt: string; rcpt_domain: string; status: number; attempts: number;
   received_at: number; charged: number; message_id: number; spool_file: string; sender_email: string | null;
   envelope_from: string | null; attachment_bytes: number; attachment_max_bytes: number;
+  /** The first suppression list holding the recipient when the row was read (case-insensitive, as the accept path's findSuppression), or null. */
+  suppressed_list: string | null;
 }
+
+// One statement reads the attempt's row and its suppression: on a busy loop each statement costs
+// ~20 µs whatever it does, so the count per mail is what the delivery pays.
+const attemptSelect = `SELECT m.id, m.mail_id, m.instance_id, m.rcpt, m.rcpt_domain, m.status, m.attempts, m.received_at, m.charged, m.message_id,
+            g.spool_file, g.sender_email, g.envelope_from, g.attachment_bytes, i.attachment_max_bytes,
+            (SELECT s.list FROM suppressions s WHERE s.instance_id = m.instance_id AND s.recipient = m.rcpt COLLATE NOCASE ORDER BY s.id LIMIT 1) AS suppressed_list
+       FROM mails m JOIN messages g ON g.id = m.message_id JOIN instances i ON i.id = m.instance_id`;
 
 export function loadAttempt(db: Db, id: number): AttemptRow | undefined {
-  return sql(db,
-    `SELECT m.id, m.mail_id, m.instance_id, m.rcpt, m.rcpt_domain, m.status, m.attempts, m.received_at, m.charged, m.message_id,
-            g.spool_file, g.sender_email, g.envelope_from, g.attachment_bytes, i.attachment_max_bytes
-       FROM mails m JOIN messages g ON g.id = m.message_id JOIN instances i ON i.id = m.instance_id WHERE m.id = ?`,
-  ).get(id) as AttemptRow | undefined;
+  return sql(db, `${attemptSelect} WHERE m.id = ?`).get(id) as AttemptRow | undefined;
 }
 
-/** The first suppression list holding the address (same rule as store/suppressions' findSuppression, with a cached statement). */
-export function suppressionListOf(db: Db, instanceId: number, recipient: string): string | undefined {
-  const r = sql(db, 'SELECT list FROM suppressions WHERE instance_id = ? AND recipient = ? COLLATE NOCASE ORDER BY id LIMIT 1').get(instanceId, recipient) as { list: string } | undefined;
-  return r?.list;
+/** loadAttempt for many mails in one statement (the rows of one scan), in no particular order. */
+export function loadAttempts(db: Db, ids: readonly number[]): AttemptRow[] {
+  return sql(db, `${attemptSelect} WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as AttemptRow[];
 }
 
 export interface SigningKeyRow { id: number; domain: string; selector: string; private_key: string }

@@ -71,6 +71,20 @@ export function insertMailLog(db: Db, mailRow: number, l: MailLogInsert): void {
     .run(mailRow, l.at, l.event, l.status, l.detail ?? null, l.response ?? null);
 }
 
+/**
+ * A mail's first entries (received, then queued or dropped) in one statement: the ids follow the
+ * VALUES order, so the log reads back in the same order. One statement less per accepted mail.
+ */
+export function insertMailLogs(db: Db, mailRow: number, logs: readonly MailLogInsert[]): void {
+  if (logs.length !== 2) {
+    for (const l of logs) insertMailLog(db, mailRow, l);
+    return;
+  }
+  const [a, b] = logs;
+  db.prepare('INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)')
+    .run(mailRow, a.at, a.event, a.status, a.detail ?? null, a.response ?? null, mailRow, b.at, b.event, b.status, b.detail ?? null, b.response ?? null);
+}
+
 export interface MailFilter {
   from: number;
   to: number;
