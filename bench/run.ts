@@ -173,7 +173,8 @@ async function main(): Promise<void> {
     row('machine fsync/s (one 2 KB write+fsync)', fsyncs.toFixed(0));
     row('HTTP sends/s (32 conns)', `${httpRate.toFixed(0)}  p50 ${http.latency.p50} ms  p99 ${http.latency.p99} ms  non-2xx ${http.non2xx}  errors ${http.errors}`);
     row('SMTP messages/s (16 sessions)', `${smtp.rate.toFixed(0)}  p50 ${smtp.p50?.toFixed(1)} ms  p99 ${smtp.p99?.toFixed(1)} ms`);
-    row('service CPU per message', `HTTP ${((cpu1 - cpu0) * 1000 / Math.max(1, http['2xx'])).toFixed(2)} ms  SMTP ${((cpu2 - cpu1) * 1000 / Math.max(1, smtp.total)).toFixed(2)} ms (includes delivery of the queued mails)`);
+    const perMessage = (cpu: number, n: number): string => (n > 0 ? `${((cpu * 1000) / n).toFixed(2)} ms` : 'n/a');
+    row('service CPU per message', `HTTP ${perMessage(cpu1 - cpu0, http['2xx'])}  SMTP ${perMessage(cpu2 - cpu1, smtp.total)} (includes delivery of the queued mails)`);
     row('bare libraries, same clients', `HTTP ${bareHttp.toFixed(0)}/s (Koa + @koa/router + koa-body)  SMTP ${bareSmtp.toFixed(0)}/s (smtp-server, AUTH, DATA dropped)`);
     row('service peak RSS', `${rss.toFixed(0)} MB`);
     row('load average (1 min) at the end', os.loadavg()[0].toFixed(2));
