@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Db } from '../store/db';
 import * as store from '../store/api-keys';
 import { findInstanceBySlug, type InstanceRow } from '../store/instances';
-import { readFresh } from '../store/fresh';
+import { readFresh, revalidateFresh } from '../store/fresh';
 import { ServiceError, generic } from '../errors';
 import { parseJson } from '../lib/json';
 import { randomToken, sha256 } from '../lib/tokens';
@@ -83,7 +83,9 @@ export function authenticate(db: Db, authorization: string | undefined, slug: st
   const m = /^Bearer +([^\s]+)$/i.exec(authorization?.trim() ?? '');
   const parts = m ? m[1].split('.') : [];
   const [prefix, keyId, token] = parts.length === 3 ? parts : ['', '', ''];
-  // Read through the store's fresh cache: a revoke or disable by the CLI still acts on the next request.
+  // Every request and SMTP message is authenticated first: the fresh cache is revalidated here,
+  // so a revoke, disable or limit change by the CLI acts on the next request.
+  revalidateFresh(db);
   const wanted = slug ? slug.trim().toLowerCase() : '';
   const instance = wanted ? readFresh(db, `instance-slug:${wanted}`, () => findInstanceBySlug(db, wanted)) : undefined;
   const key = keyId ? readFresh(db, `api-key:${keyId}`, () => store.findApiKey(db, keyId)) : undefined;
