@@ -36,6 +36,9 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
   // Numbers only grow: a restart never appends after a crashed batch's torn tail.
   let next = 1 + fs.readdirSync(dir).reduce((max, f) => Math.max(max, Number(segmentName.exec(f)?.[1] ?? 0)), 0);
   let current: Current | null = null;
+  // The segment being created: its file exists before `current` names it (open resolves on a
+  // later turn), and a reclaim pass listing the directory in between must not take it for garbage.
+  let creating: string | null = null;
   let busy = false;
   let chain: Promise<unknown> = Promise.resolve();
 
@@ -60,7 +63,13 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
     // O_DSYNC: each write returns once its bytes are on disk (an fdatasync folded into the write),
     // one thread-pool round trip per batch instead of two: the commit cycle is the accept latency.
     const { O_WRONLY, O_CREAT, O_EXCL, O_DSYNC } = fs.constants;
-    const fh = await fs.promises.open(path.join(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_DSYNC, 0o640);
+    creating = name;
+    let fh: fs.promises.FileHandle;
+    try {
+      fh = await fs.promises.open(path.join(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_DSYNC, 0o640);
+    } finally {
+      creating = null;
+    }
     const seg: Current = { name, fh, size: 0 };
     current = seg;
     try {
@@ -116,7 +125,7 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
   const reclaim = async (names: string[]): Promise<number> => {
     if (!live) return 0;
     const doomed = names.filter((n) => {
-      if (current && n === current.name && busy) return false;
+      if (n === creating || (current && n === current.name && busy)) return false;
       if (keeps(n)) return false;
       if (current && n === current.name) detach();
       return true;
