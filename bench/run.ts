@@ -82,9 +82,12 @@ function peakRss(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+// The sandbox sender `instance create bench` provisions, and a sandbox recipient (captured, never relayed).
+const sender = 'sandbox@bench.sandbox.test';
+const rcpt = 'reader@bench.sandbox.test';
 const html = `<html><body>${'<p>Estafeta benchmark paragraph with some text to make the body realistic.</p>\n'.repeat(25)}</body></html>`;
 
-async function benchSmtp(host: string, port: number, slug: string, key: string, sender: string, rcpt: string) {
+async function benchSmtp(host: string, port: number, slug: string, key: string) {
   const sessions = 16;
   const latencies: number[] = [];
   const end = Date.now() + seconds * 1000;
@@ -117,7 +120,7 @@ function httpLoad(url: string, headers: Record<string, string>) {
   return autocannon({
     url, connections: 32, duration: seconds, method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ sender_email: 'sandbox@bench.sandbox.test', to: [{ email: 'reader@bench.sandbox.test' }], subject: 'bench', html }),
+    body: JSON.stringify({ sender_email: sender, to: [{ email: rcpt }], subject: 'bench', html }),
   });
 }
 
@@ -130,8 +133,6 @@ async function main(): Promise<void> {
   const fsyncs = fsyncRate(dataDir);
   cli(env, 'instance', 'create', 'bench');
   const key = String(cli(env, 'apikey', 'create', 'bench').api_key);
-  const sender = 'sandbox@bench.sandbox.test';
-  const rcpt = 'reader@bench.sandbox.test';
   const svc = await startService(env);
   try {
     const pid = svc.child.pid as number;
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
     const httpRate = http['2xx'] / (http.duration || seconds);
     const cpu1 = cpuSeconds(pid);
     const [smtpHost, smtpPort] = svc.addresses.smtp.split(/:(?=\d+$)/);
-    const smtp = only === 'http' ? { rate: 0, p50: NaN, p99: NaN, total: 0 } : await benchSmtp(smtpHost, Number(smtpPort), 'bench', key, sender, rcpt);
+    const smtp = only === 'http' ? { rate: 0, p50: NaN, p99: NaN, total: 0 } : await benchSmtp(smtpHost, Number(smtpPort), 'bench', key);
     const cpu2 = cpuSeconds(pid);
     const machine1 = machineCpu();
     const stolen = (100 * (machine1.steal - machine0.steal)) / Math.max(1, machine1.total - machine0.total);
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
       }
       if (only !== 'http') {
         const bare = await startBare('smtp');
-        bareSmtp = (await benchSmtp('127.0.0.1', bare.port, 'bench', 'any', sender, rcpt)).rate;
+        bareSmtp = (await benchSmtp('127.0.0.1', bare.port, 'bench', 'any')).rate;
         bare.child.kill();
       }
     }

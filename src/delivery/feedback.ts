@@ -5,6 +5,7 @@
  */
 import type { Db } from '../store/db';
 import { addSuppression } from '../store/suppressions';
+import { insertMailLog } from '../store/mails';
 import { finishRecipient } from './queue';
 import { STATUS } from './outcome';
 
@@ -33,9 +34,8 @@ export function findMailById(db: Db, mailId: string): MailRow | undefined {
   return db.prepare('SELECT id, instance_id, mail_id, rcpt, status, message_id FROM mails WHERE mail_id = ?').get(mailId) as MailRow | undefined;
 }
 
-const log = (db: Db, mail: MailRow, at: number, event: string, status: number, detail: string, response: string | null): void => {
-  db.prepare('INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?)').run(mail.id, at, event, status, detail, response);
-};
+const log = (db: Db, mail: MailRow, at: number, event: string, status: number, detail: string, response: string | null): void =>
+  insertMailLog(db, mail.id, { at, event, status, detail, response });
 
 /**
  * A permanent failure reported after the remote MTA first accepted the mail (or while we still

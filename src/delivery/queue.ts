@@ -4,38 +4,28 @@
  */
 import { withoutSync, type Db } from '../store/db';
 import { addSuppression } from '../store/suppressions';
+import { readFresh } from '../store/fresh';
+import { insertMailLog } from '../store/mails';
 import { nextAttemptAt } from './retry';
 import { STATUS, type Outcome } from './outcome';
-
-const compile = (db: Db, text: string) => db.prepare<unknown[]>(text);
-type Statement = ReturnType<typeof compile>;
-const statements = new WeakMap<Db, Map<string, Statement>>();
-/** Prepared once per store: compiling the SQL of every hot query per mail cost more than running it. */
-function sql(db: Db, text: string): Statement {
-  let byText = statements.get(db);
-  if (!byText) statements.set(db, (byText = new Map()));
-  let stmt = byText.get(text);
-  if (!stmt) byText.set(text, (stmt = compile(db, text)));
-  return stmt;
-}
 
 export interface DueRow { id: number; rcpt_domain: string }
 
 /** Due mails, oldest due first, read through the partial index mails_due. */
 export function scanDue(db: Db, now: number, limit: number): DueRow[] {
-  return sql(db, 'SELECT id, rcpt_domain FROM mails WHERE status IN (2, 5) AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?')
+  return db.prepare('SELECT id, rcpt_domain FROM mails WHERE status IN (2, 5) AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?')
     .all(now, limit) as DueRow[];
 }
 
 /** The earliest next attempt of any queued or deferred mail (null: nothing waits). */
 export function nextDue(db: Db): number | null {
-  const r = sql(db, 'SELECT MIN(next_attempt_at) AS at FROM mails WHERE status IN (2, 5)').get() as { at: number | null };
+  const r = db.prepare('SELECT MIN(next_attempt_at) AS at FROM mails WHERE status IN (2, 5)').get() as { at: number | null };
   return r.at;
 }
 
 /** Marks mails as taken by this process; the lease keeps them out of later scans. */
 export function claimMails(db: Db, ids: readonly number[], now: number, leaseMs: number): void {
-  const stmt = sql(db, 'UPDATE mails SET claimed_at = ?, next_attempt_at = ? WHERE id = ?');
+  const stmt = db.prepare('UPDATE mails SET claimed_at = ?, next_attempt_at = ? WHERE id = ?');
   // Not synced: a claim lost with the machine leaves the mail due, which is what a restart wants.
   withoutSync(db, () => db.transaction(() => {
     for (const id of ids) stmt.run(now, now + leaseMs, id);
@@ -45,10 +35,10 @@ export function claimMails(db: Db, ids: readonly number[], now: number, leaseMs:
 /** Claims left by a crash (or not started before a stop) become due now: at-least-once delivery. */
 export function releaseClaims(db: Db, now: number, ids?: readonly number[]): number {
   if (ids) {
-    const stmt = sql(db, 'UPDATE mails SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND claimed_at IS NOT NULL');
+    const stmt = db.prepare('UPDATE mails SET claimed_at = NULL, next_attempt_at = ? WHERE id = ? AND claimed_at IS NOT NULL');
     return db.transaction(() => ids.reduce((n, id) => n + stmt.run(now, id).changes, 0))();
   }
-  return sql(db, 'UPDATE mails SET claimed_at = NULL, next_attempt_at = CASE WHEN status IN (2, 5) THEN ? ELSE next_attempt_at END WHERE claimed_at IS NOT NULL').run(now).changes;
+  return db.prepare('UPDATE mails SET claimed_at = NULL, next_attempt_at = CASE WHEN status IN (2, 5) THEN ? ELSE next_attempt_at END WHERE claimed_at IS NOT NULL').run(now).changes;
 }
 
 export interface AttemptRow {
@@ -67,35 +57,26 @@ const attemptSelect = `SELECT m.id, m.mail_id, m.instance_id, m.rcpt, m.rcpt_dom
        FROM mails m JOIN messages g ON g.id = m.message_id JOIN instances i ON i.id = m.instance_id`;
 
 export function loadAttempt(db: Db, id: number): AttemptRow | undefined {
-  return sql(db, `${attemptSelect} WHERE m.id = ?`).get(id) as AttemptRow | undefined;
+  return db.prepare(`${attemptSelect} WHERE m.id = ?`).get(id) as AttemptRow | undefined;
 }
 
 /** loadAttempt for many mails in one statement (the rows of one scan), in no particular order. */
 export function loadAttempts(db: Db, ids: readonly number[]): AttemptRow[] {
-  return sql(db, `${attemptSelect} WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as AttemptRow[];
+  return db.prepare(`${attemptSelect} WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as AttemptRow[];
 }
 
 export interface SigningKeyRow { id: number; domain: string; selector: string; private_key: string }
 
-const keyCache = new WeakMap<Db, Map<string, { until: number; key: SigningKeyRow | undefined }>>();
-
 /**
- * The active DKIM key of the sender's domain in that instance, if the domain has keys. Kept for
- * one second: a rotation by the CLI is seen by the next second's mail (CONTRACT §6).
+ * The active DKIM key of the sender's domain in that instance, if the domain has keys, through
+ * the store's fresh cache: a rotation by the CLI is seen within a second (CONTRACT §6).
  */
-export function activeSigningKey(db: Db, instanceId: number, domain: string, now = Date.now()): SigningKeyRow | undefined {
-  let cache = keyCache.get(db);
-  if (!cache) keyCache.set(db, (cache = new Map()));
-  const hit = cache.get(`${instanceId}/${domain}`);
-  if (hit && hit.until > now) return hit.key;
-  const key = readSigningKey(db, instanceId, domain);
-  if (cache.size > 10_000) cache.clear();
-  cache.set(`${instanceId}/${domain}`, { until: now + 1000, key });
-  return key;
+export function activeSigningKey(db: Db, instanceId: number, domain: string): SigningKeyRow | undefined {
+  return readFresh(db, `dkim-key:${instanceId}:${domain}`, () => readSigningKey(db, instanceId, domain));
 }
 
 function readSigningKey(db: Db, instanceId: number, domain: string): SigningKeyRow | undefined {
-  return sql(db,
+  return db.prepare(
     `SELECT k.id, d.domain, k.selector, k.private_key FROM domains d JOIN dkim_keys k ON k.domain_id = d.id AND k.is_active = 1
       WHERE d.instance_id = ? AND d.domain = ? AND d.deleted_at IS NULL`,
   ).get(instanceId, domain) as SigningKeyRow | undefined;
@@ -119,14 +100,13 @@ export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: nu
   }
   const status = o.kind === 'sent' ? STATUS.sent : o.kind === 'deferred' ? STATUS.deferred : o.kind === 'bounced' ? STATUS.bounced : STATUS.dropped;
   const final = status !== STATUS.deferred;
-  const changed = sql(db,
+  const changed = db.prepare(
     `UPDATE mails SET status = ?, attempts = ?, next_attempt_at = ?, claimed_at = NULL, sent_at = CASE WHEN ? = 3 THEN ? ELSE sent_at END,
             final_at = ?, charged = CASE WHEN ? THEN 0 ELSE charged END WHERE id = ? AND status IN (2, 5)`,
   ).run(status, attempts, next, status, now, final ? now : null, o.kind === 'dropped' && o.uncharge ? 1 : 0, mail.id).changes;
   if (changed === 0) return null; // already final (a DSN raced the attempt): the first word stands
   const response = o.kind === 'dropped' ? null : o.response;
-  sql(db, 'INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?)')
-    .run(mail.id, now, o.kind, status, o.detail ?? null, response);
+  insertMailLog(db, mail.id, { at: now, event: o.kind, status, detail: o.detail ?? null, response });
   if (o.kind === 'bounced' && o.restrict) {
     addSuppression(db, mail.instance_id, { list: 'restrictions', recipient: mail.rcpt, reason: o.response.slice(0, 500), source: 'bounce', mailId: mail.mail_id, at: now });
   }
@@ -136,13 +116,13 @@ export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: nu
 
 /** One recipient of the message is final; returns its spool file when it was the last one. */
 export function finishRecipient(db: Db, messageRow: number): string | null {
-  const r = sql(db, 'UPDATE messages SET pending = pending - 1 WHERE id = ? RETURNING pending, spool_file').get(messageRow) as { pending: number; spool_file: string } | undefined;
+  const r = db.prepare('UPDATE messages SET pending = pending - 1 WHERE id = ? RETURNING pending, spool_file').get(messageRow) as { pending: number; spool_file: string } | undefined;
   return r && r.pending <= 0 ? r.spool_file : null;
 }
 
 /** "Not charged" (CONTRACT §6): the send no longer counts against the quota of its cycle. */
 function uncharge(db: Db, instanceId: number, receivedAt: number): void {
-  sql(db,
+  db.prepare(
     `UPDATE send_usage SET sent = sent - 1 WHERE instance_id = ? AND sent > 0
        AND cycle_start = (SELECT MAX(cycle_start) FROM send_usage WHERE instance_id = ? AND cycle_start <= ?)`,
   ).run(instanceId, instanceId, receivedAt);

@@ -24,6 +24,15 @@ export function headerSection(raw: Buffer): Buffer {
   return raw.subarray(0, raw.indexOf(0x0a, end) + 1);
 }
 
+/** The raw values of every field named `lowerName` in a header section, in order, unfolded and trimmed (not decoded). */
+export function fieldValues(section: Buffer, lowerName: string): string[] {
+  const fields = section.toString('latin1').replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/);
+  return fields.flatMap((f) => {
+    const colon = f.indexOf(':');
+    return colon > 0 && f.slice(0, colon).trim().toLowerCase() === lowerName ? [f.slice(colon + 1).trim()] : [];
+  });
+}
+
 /** Drops every field whose (case-insensitive) name makes `drop` true, with its continuations. */
 export function stripHeaderFields(raw: Buffer, drop: (lowerName: string) => boolean): Buffer {
   const end = headerEnd(raw);

@@ -14,7 +14,7 @@ import { limits } from '../accept/validate';
 import { authenticate, authorize, type Principal } from '../auth/api-keys';
 import { validationError } from '../errors';
 import { completeReply, replies, smtpError } from './reply';
-import { decodeEncodedWords, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
+import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
 
 export interface Listener { name: string; port: number; close(): Promise<void> }
@@ -76,13 +76,8 @@ const parseOptions = { skipHtmlToText: true, skipTextToHtml: true, skipImageLink
  * whole, which is always exact.
  */
 function plainTextHead(section: Buffer): boolean {
-  const fields = section.toString('latin1').replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/);
-  const values = (name: string): string[] => fields.flatMap((f) => {
-    const colon = f.indexOf(':');
-    return colon > 0 && f.slice(0, colon).trim().toLowerCase() === name ? [f.slice(colon + 1).trim()] : [];
-  });
-  if (values('content-disposition').length > 0) return false;
-  const types = values('content-type');
+  if (fieldValues(section, 'content-disposition').length > 0) return false;
+  const types = fieldValues(section, 'content-type');
   if (types.length === 0) return true; // text/plain by default (RFC 2045 §5.2)
   if (types.length > 1 || /\bname\*?\s*=/i.test(types[0])) return false;
   const type = types[0].split(';')[0].trim().toLowerCase();

@@ -23,7 +23,6 @@ const states = new WeakMap<Db, State>();
 function stateOf(db: Db): State {
   let s = states.get(db);
   if (!s) {
-    // Held here: one check per request.
     const stmt = db.prepare('PRAGMA data_version');
     const versionOf = (): number => (stmt.get() as { data_version: number }).data_version;
     states.set(db, (s = { entries: new Map(), dataVersion: versionOf(), checked: false, versionOf }));

@@ -67,22 +67,19 @@ export function insertMail(db: Db, instanceId: number, m: MailInsert): number {
 }
 
 export function insertMailLog(db: Db, mailRow: number, l: MailLogInsert): void {
-  db.prepare('INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?)')
-    .run(mailRow, l.at, l.event, l.status, l.detail ?? null, l.response ?? null);
+  insertMailLogs(db, mailRow, [l]);
 }
 
 /**
- * A mail's first entries (received, then queued or dropped) in one statement: the ids follow the
- * VALUES order, so the log reads back in the same order. One statement less per accepted mail.
+ * Log entries of one mail in one statement (the accept path writes received + queued/dropped
+ * together: one statement less per mail). Ids follow the VALUES order, so the log reads back in
+ * the order given.
  */
 export function insertMailLogs(db: Db, mailRow: number, logs: readonly MailLogInsert[]): void {
-  if (logs.length !== 2) {
-    for (const l of logs) insertMailLog(db, mailRow, l);
-    return;
-  }
-  const [a, b] = logs;
-  db.prepare('INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)')
-    .run(mailRow, a.at, a.event, a.status, a.detail ?? null, a.response ?? null, mailRow, b.at, b.event, b.status, b.detail ?? null, b.response ?? null);
+  if (logs.length === 0) return;
+  const values = logs.map(() => '(?, ?, ?, ?, ?, ?)').join(', ');
+  db.prepare(`INSERT INTO mail_logs (mail_row, at, event, status, detail, response) VALUES ${values}`)
+    .run(...logs.flatMap((l) => [mailRow, l.at, l.event, l.status, l.detail ?? null, l.response ?? null]));
 }
 
 export interface MailFilter {
