@@ -12,7 +12,7 @@ import type { Accept, AcceptResult, Submission } from './types';
 import { ServiceError } from '../errors';
 import { getInstance, type InstanceRow } from '../store/instances';
 import { readFresh } from '../store/fresh';
-import { domainOf } from '../lib/address';
+import { domainOf, isSandboxDomain, sandboxCapture } from '../lib/address';
 import { now } from '../lib/time';
 import { checkSubmission, limits } from './validate';
 import { checkPlan, materializeTemplate, resolveSender } from './policy';
@@ -55,26 +55,39 @@ export function createAccept(deps: AcceptDeps): Accept {
     bandwidth.take(instance, bytes.length, now());
 
     const subject = sub.subject ?? '';
+    let pending = 0;
     const mails: Acceptance['mails'] = sub.recipients.map((r, i) => {
       const drop = drops[i];
+      const rcptDomain = domainOf(r.email);
       const received = { at, event: 'received', status: 1, detail: `accepted over ${sub.door}${sub.testMode ? ' (test mode)' : ''}` };
-      return {
-        row: {
-          mailId: newMailId(at), msgId, rcpt: r.email, rcptDomain: domainOf(r.email), rcptKind: r.kind, subject,
-          senderId: sender.row.id, senderEmail: sender.row.email_address, customMsgId: sub.customMsgId, customGroupCode: sub.customGroupCode,
-          status: drop ? 4 : 2, charged: !drop, nextAttemptAt: drop ? null : at, receivedAt: at, queuedAt: drop ? null : at, finalAt: drop ? at : null,
-        },
-        logs: drop
-          ? [received, { at, event: 'dropped', status: 4, detail: drop }]
-          : [received, { at, event: 'queued', status: 2, detail: null }],
+      const row = {
+        mailId: newMailId(at), msgId, rcpt: r.email, rcptDomain, rcptKind: r.kind, subject,
+        senderId: sender.row.id, senderEmail: sender.row.email_address, customMsgId: sub.customMsgId, customGroupCode: sub.customGroupCode,
+        charged: !drop, receivedAt: at,
       };
+      if (drop) {
+        return { row: { ...row, status: 4, nextAttemptAt: null, queuedAt: null, sentAt: null, finalAt: at }, logs: [received, { at, event: 'dropped', status: 4, detail: drop }] };
+      }
+      const queued = { at, event: 'queued', status: 2, detail: null };
+      // A sandbox recipient is never relayed (CONTRACT §5): its capture needs nothing the delivery
+      // loop has, so it is written here, in the same transaction, instead of by a later scan, claim
+      // and outcome transaction (the last checks of delivery, suppression and the attachment
+      // limit, were made above by dropReasons in this same request).
+      if (isSandboxDomain(rcptDomain)) {
+        return {
+          row: { ...row, status: 3, nextAttemptAt: null, queuedAt: at, sentAt: at, finalAt: at },
+          logs: [received, queued, { at, event: 'sent', status: 3, detail: sandboxCapture.detail, response: sandboxCapture.response }],
+        };
+      }
+      pending++;
+      return { row: { ...row, status: 2, nextAttemptAt: at, queuedAt: at, sentAt: null, finalAt: null }, logs: [received, queued] };
     });
     const acceptance: Acceptance = {
       instance, bytes, charged, cycle, mails,
       message: {
         msgId, senderId: sender.row.id, senderEmail: sender.row.email_address, envelopeFrom: null, subject,
         size: bytes.length, attachmentBytes: sub.attachmentBytes, category: sub.categorySlug, customMsgId: sub.customMsgId,
-        customGroupCode: sub.customGroupCode, testMode: sub.testMode, door: sub.door, pending: charged, receivedAt: at,
+        customGroupCode: sub.customGroupCode, testMode: sub.testMode, door: sub.door, pending, receivedAt: at,
       },
     };
     try {

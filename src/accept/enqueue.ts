@@ -89,8 +89,10 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
       queue = [];
       let results: (ServiceError | null)[];
       try {
-        // A send whose every recipient was dropped keeps no bytes: its reference is empty.
-        const kept = batch.filter((w) => w.a.message.pending > 0);
+        // A send whose every recipient was dropped keeps no bytes: its reference is empty. A
+        // sandbox capture's bytes are written like any accepted message's (CONTRACT §5: the mail
+        // is kept); no pending recipient references them, so they go with their segment.
+        const kept = batch.filter((w) => w.a.mails.some((m) => m.row.status !== 4));
         results = await spool.append(kept.map((w) => w.a.bytes), (refs) => {
           const refOf = new Map(kept.map((w, i) => [w, refs[i]]));
           return withoutSync(db, () => insertBatch(batch, batch.map((w) => refOf.get(w) ?? '')));

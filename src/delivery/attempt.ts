@@ -10,10 +10,10 @@ import type { Outcome } from './outcome';
 import type { Router } from './route';
 import type { Transport } from './transport';
 import type { ComposePool } from './compose-pool';
+import { isSandboxDomain, sandboxCapture } from '../lib/address';
 
 export interface AttemptDeps { db: Db; spool: Spool; router: Router; transport: Transport; composer: ComposePool; publicUrl: string; secret: Buffer; hostname: string }
 
-export const isSandboxDomain = (domain: string): boolean => domain === 'sandbox.test' || domain.endsWith('.sandbox.test');
 const domainOf = (address: string | null): string | null => (address && address.includes('@') ? address.slice(address.lastIndexOf('@') + 1).toLowerCase() : null);
 
 /** VERP return path: a bounce to it names the mail (CONTRACT §5). */
@@ -26,7 +26,8 @@ export function precheck(mail: AttemptRow): Outcome | null {
   if (mail.attachment_bytes > mail.attachment_max_bytes) {
     return { kind: 'dropped', uncharge: true, detail: `attachments weigh ${mail.attachment_bytes} bytes, over the instance's functional limit of ${mail.attachment_max_bytes} bytes` };
   }
-  if (isSandboxDomain(mail.rcpt_domain)) return { kind: 'sent', response: '250 2.0.0 captured by sandbox', detail: 'captured by sandbox' };
+  // The accept path captures sandbox mail itself; this catches rows queued by an older version.
+  if (isSandboxDomain(mail.rcpt_domain)) return { kind: 'sent', ...sandboxCapture };
   return null;
 }
 

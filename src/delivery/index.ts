@@ -13,8 +13,8 @@ import { createComposePool } from './compose-pool';
 import { createScheduler } from './scheduler';
 import { createRouter } from './route';
 import { createTransport } from './transport';
-import { attemptDelivery, isSandboxDomain, precheck, type AttemptDeps } from './attempt';
-import { loadAttempt, loadAttempts, writeOutcome, type AttemptRow, type DueRow } from './queue';
+import { attemptDelivery, type AttemptDeps } from './attempt';
+import { loadAttempt, writeOutcome, type AttemptRow } from './queue';
 import type { Outcome } from './outcome';
 
 export interface Delivery {
@@ -32,8 +32,6 @@ interface Pending { mail: AttemptRow; outcome: Outcome; at: number }
 interface OutcomeWriter {
   /** Queues an outcome; it is committed with the others of the next flush (at most `delayMs` later). */
   write(mail: AttemptRow, outcome: Outcome): void;
-  /** Commits these outcomes now, with whatever is queued (mails settled without a claim). */
-  writeNow(items: Pending[]): void;
   /** Commits what is queued now (graceful stop). */
   drain(): void;
 }
@@ -47,10 +45,10 @@ function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitt
   let batch: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
   const policy = { retryDelays: config.retryDelays, maxQueueAge: config.maxQueueAge };
-  const flush = (now: Pending[] = []): void => {
+  const flush = (): void => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    const items = batch.length ? batch.concat(now) : now;
+    const items = batch;
     batch = [];
     if (items.length === 0 || !db.open) return;
     let files: string[] = [];
@@ -79,7 +77,6 @@ function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitt
       if (batch.length >= 500) flush();
       else timer ??= setTimeout(flush, delayMs);
     },
-    writeNow: (items) => flush(items),
     drain: () => flush(),
   };
 }
@@ -112,27 +109,8 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     writer.write(mail, outcome);
   }
 
-  /**
-   * A sandbox recipient's outcome (captured, or dropped by a precheck) needs no connection: it is
-   * decided and committed in the scan's own turn, without the claim, the slot and the second
-   * transaction of an attempt (the bench's accept runs queue only sandbox mail).
-   */
-  function settleLocally(rows: DueRow[]): DueRow[] {
-    const local = rows.filter((r) => isSandboxDomain(r.rcpt_domain));
-    if (local.length === 0) return rows;
-    const settled = new Map<number, Pending>();
-    const at = Date.now();
-    for (const mail of loadAttempts(db, local.map((r) => r.id))) {
-      const outcome = mail.status === 2 || mail.status === 5 ? precheck(mail) : null;
-      if (outcome) settled.set(mail.id, { mail, outcome, at });
-    }
-    if (settled.size) writer.writeNow([...settled.values()]);
-    // Anything not settled here takes the ordinary way (claim, attempt), so no row stays due.
-    return rows.filter((r) => !settled.has(r.id));
-  }
-
   const scheduler = createScheduler({
-    db, log, run, settleLocally, globalLimit: config.deliveryConcurrency, destinationLimit: config.destinationConcurrency,
+    db, log, run, globalLimit: config.deliveryConcurrency, destinationLimit: config.destinationConcurrency,
   });
   return {
     start: () => scheduler.start(),

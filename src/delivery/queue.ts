@@ -7,6 +7,7 @@ import { addSuppression } from '../store/suppressions';
 import { readFresh } from '../store/fresh';
 import { insertMailLog } from '../store/mails';
 import { nextAttemptAt } from './retry';
+import { sandboxCapture } from '../lib/address';
 import { STATUS, type Outcome } from './outcome';
 
 export interface DueRow { id: number; rcpt_domain: string }
@@ -60,11 +61,6 @@ export function loadAttempt(db: Db, id: number): AttemptRow | undefined {
   return db.prepare(`${attemptSelect} WHERE m.id = ?`).get(id) as AttemptRow | undefined;
 }
 
-/** loadAttempt for many mails in one statement (the rows of one scan), in no particular order. */
-export function loadAttempts(db: Db, ids: readonly number[]): AttemptRow[] {
-  return db.prepare(`${attemptSelect} WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as AttemptRow[];
-}
-
 export interface SigningKeyRow { id: number; domain: string; selector: string; private_key: string }
 
 /**
@@ -91,7 +87,7 @@ export interface RetryPolicy { retryDelays: readonly number[]; maxQueueAge: numb
  */
 export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: number, policy: RetryPolicy): string | null {
   let o = outcome;
-  const tried = o.kind !== 'dropped' && o.detail !== 'captured by sandbox';
+  const tried = o.kind !== 'dropped' && o.detail !== sandboxCapture.detail;
   const attempts = mail.attempts + (tried ? 1 : 0);
   let next: number | null = null;
   if (o.kind === 'deferred') {

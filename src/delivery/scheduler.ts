@@ -6,7 +6,7 @@
  */
 import type { Db } from '../store/db';
 import type { Logger } from '../lib/log';
-import { claimMails, nextDue, releaseClaims, scanDue, type DueRow } from './queue';
+import { claimMails, nextDue, releaseClaims, scanDue } from './queue';
 
 export interface SchedulerOptions {
   db: Db;
@@ -18,11 +18,6 @@ export interface SchedulerOptions {
   /** Most mails held claimed in memory at once. */
   bufferSize?: number;
   leaseMs?: number;
-  /**
-   * Settles at once, in the scan's turn, the due mails whose outcome needs no connection (the
-   * sandbox's capture): no claim, no slot. Returns the rows still to attempt.
-   */
-  settleLocally?: (rows: DueRow[]) => DueRow[];
   /** Least time between two scans asked for by wake() (default 10 ms): under a stream of acceptances, one scan per batch of commits, not per commit. */
   scanGapMs?: number;
 }
@@ -66,15 +61,14 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     const due = scanDue(o.db, now, limit);
     // A short scan took every mail due now: nothing more is due until a wake() or the timer.
     if (due.length < limit) stale = false;
-    const rows = o.settleLocally ? o.settleLocally(due) : due;
-    if (!rows.length) return true;
-    claimMails(o.db, rows.map((r) => r.id), now, leaseMs);
-    for (const r of rows) {
+    if (!due.length) return true;
+    claimMails(o.db, due.map((r) => r.id), now, leaseMs);
+    for (const r of due) {
       const q = ready.get(r.rcpt_domain);
       if (q) q.push(r.id);
       else ready.set(r.rcpt_domain, [r.id]);
     }
-    buffered += rows.length;
+    buffered += due.length;
     return true;
   }
 

@@ -43,3 +43,5 @@ export function domainOf(email: string): string {
 /** The sandbox suffix: its names are provisioned with an instance and never relayed. */
 export const sandboxSuffix = 'sandbox.test';
 export const isSandboxDomain = (domain: string): boolean => domain === sandboxSuffix || domain.endsWith(`.${sandboxSuffix}`);
+/** How a sandbox recipient's mail ends (CONTRACT §5: kept, status 3 sent, "captured by the sandbox" in its log). */
+export const sandboxCapture = { response: '250 2.0.0 captured by sandbox', detail: 'captured by sandbox' } as const;

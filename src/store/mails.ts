@@ -51,6 +51,7 @@ export interface MailInsert {
   nextAttemptAt: number | null;
   receivedAt: number;
   queuedAt: number | null;
+  sentAt: number | null;
   finalAt: number | null;
 }
 
@@ -59,10 +60,10 @@ export interface MailLogInsert { at: number; event: string; status: number | nul
 export function insertMail(db: Db, instanceId: number, m: MailInsert): number {
   const r = db.prepare(
     `INSERT INTO mails (mail_id, message_id, instance_id, msg_id, rcpt, rcpt_domain, rcpt_kind, subject, sender_id, sender_email,
-       custom_msg_id, custom_group_code, status, charged, next_attempt_at, received_at, queued_at, final_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       custom_msg_id, custom_group_code, status, charged, next_attempt_at, received_at, queued_at, sent_at, final_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(m.mailId, m.messageId, instanceId, m.msgId, m.rcpt, m.rcptDomain, m.rcptKind, m.subject, m.senderId, m.senderEmail,
-    m.customMsgId, m.customGroupCode, m.status, m.charged ? 1 : 0, m.nextAttemptAt, m.receivedAt, m.queuedAt, m.finalAt);
+    m.customMsgId, m.customGroupCode, m.status, m.charged ? 1 : 0, m.nextAttemptAt, m.receivedAt, m.queuedAt, m.sentAt, m.finalAt);
   return Number(r.lastInsertRowid);
 }
 

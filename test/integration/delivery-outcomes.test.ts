@@ -88,6 +88,17 @@ t.test('sandbox recipients are captured and attachments over the functional limi
   t.equal(w.sink.stats.connections, 0, 'nothing was relayed');
 });
 
+t.test('a send to a sandbox and a real recipient: the capture is final at once, the message bytes stay for the other', async (t) => {
+  const w = await startWorld(t);
+  const q = await w.send([`x@${w.slug}.sandbox.test`, 'ana@example.test']);
+  const captured = mailState(w.ts.svc, q.mailIds[0]);
+  t.equal(captured.status, 3, 'sent (captured) when the 200 came back');
+  t.equal(captured.attempts, 0, 'no delivery attempt');
+  t.same(mailLogs(w.ts.svc, q.mailIds[0]).map((l) => [l.event, l.detail]), [['sent', 'captured by sandbox']]);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[1]).status === 3, { what: 'the real recipient sent' });
+  t.same(w.sink.received.map((m) => m.to), [['ana@example.test']], 'only the real recipient was relayed');
+});
+
 t.test('with a relay every mail goes through it, authenticated', async (t) => {
   const relay = await startSink(t, { auth: { user: 'relayuser', pass: 's3cret' } });
   const w = await startWorld(t, { env: { ESTAFETA_RELAY: `smtp://relayuser:s3cret@127.0.0.1:${relay.port}` } });
