@@ -146,12 +146,14 @@ async function main(): Promise<void> {
     const pid = svc.child.pid as number;
     const cpu0 = cpuSeconds(pid);
     const written0 = bytesWritten(pid);
+    const client0 = process.cpuUsage();
     const machine0 = machineCpu();
     const http = only === 'smtp' ? { '2xx': 0, duration: 0, non2xx: 0, errors: 0, latency: { p50: NaN, p99: NaN } }
       : await httpLoad(`http://${svc.addresses.http}/v1/mails/send`, { authorization: `Bearer ${key}`, 'x-instance-slug': 'bench' });
     const httpRate = http['2xx'] / (http.duration || seconds);
     const cpu1 = cpuSeconds(pid);
     const written1 = bytesWritten(pid);
+    const client1 = process.cpuUsage(client0);
     const [smtpHost, smtpPort] = svc.addresses.smtp.split(/:(?=\d+$)/);
     const smtp = only === 'http' ? { rate: 0, p50: NaN, p99: NaN, total: 0 } : await benchSmtp(smtpHost, Number(smtpPort), 'bench', key);
     const cpu2 = cpuSeconds(pid);
@@ -188,6 +190,8 @@ async function main(): Promise<void> {
     const perMessage = (cpu: number, n: number): string => (n > 0 ? `${((cpu * 1000) / n).toFixed(2)} ms` : 'n/a');
     row('service CPU per message', `HTTP ${perMessage(cpu1 - cpu0, http['2xx'])}  SMTP ${perMessage(cpu2 - cpu1, smtp.total)} (the bench's sandbox mail is captured in the accept transaction)`);
     const perMessageKb = (bytes: number, n: number): string => (n > 0 ? `${(bytes / 1024 / n).toFixed(1)} KB` : 'n/a');
+    // The clients share the two cores with the service: what they take is CPU the service lacks.
+    row('client CPU per HTTP message', perMessage((client1.user + client1.system) / 1e6, http['2xx']) + ' (autocannon, in this process)');
     row('service bytes written per message', `HTTP ${perMessageKb(written1 - written0, http['2xx'])}  SMTP ${perMessageKb(written2 - written1, smtp.total)} (spool, WAL, sockets)`);
     row('bare libraries, same clients', `HTTP ${bareHttp.toFixed(0)}/s (Koa + @koa/router + koa-body)  SMTP ${bareSmtp.toFixed(0)}/s (smtp-server, AUTH, DATA dropped)`);
     row('service peak RSS', `${rss.toFixed(0)} MB`);
