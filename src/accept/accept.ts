@@ -55,7 +55,6 @@ export function createAccept(deps: AcceptDeps): Accept {
     bandwidth.take(instance, bytes.length, now());
 
     const subject = sub.subject ?? '';
-    let pending = 0;
     const mails: Acceptance['mails'] = sub.recipients.map((r, i) => {
       const drop = drops[i];
       const rcptDomain = domainOf(r.email);
@@ -79,9 +78,10 @@ export function createAccept(deps: AcceptDeps): Accept {
           logs: [received, queued, { at, event: 'sent', status: 3, detail: sandboxCapture.detail, response: sandboxCapture.response }],
         };
       }
-      pending++;
       return { row: { ...row, status: 2, nextAttemptAt: at, queuedAt: at, sentAt: null, finalAt: null }, logs: [received, queued] };
     });
+    // Recipients left for the delivery loop: neither dropped nor captured.
+    const pending = mails.filter((m) => m.row.status === 2).length;
     const acceptance: Acceptance = {
       instance, bytes, charged, cycle, mails,
       message: {
