@@ -3,7 +3,7 @@
 // whole message, and any other message is parsed whole, attachments weighed.
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { parseSubmitted } from '../../../src/smtp/submission';
+import { parseSubmitted, type SubmittedHead } from '../../../src/smtp/submission';
 
 const crlf = (lines: string[]): Buffer => Buffer.from(lines.join('\r\n'), 'latin1');
 const body = '<p>Gr=C3=BC=C3=9Fe</p>\r\n'.repeat(50);
@@ -18,9 +18,17 @@ const singlePart: Record<string, Buffer> = {
   'inline disposition, group in From': crlf(['From: Team: a@example.test, b@example.test;, c@example.test', 'Subject: x', 'Content-Type: text/plain', 'Content-Disposition: inline', '', 'x']),
   'no body at all': crlf(['From: sender@example.test', 'Subject: only headers']),
   'punycode domain': crlf(['From: sender@xn--bcher-kva.example', 'Subject: idn', 'Content-Type: text/html', '', '<p>x</p>']),
+  // The header-only path reads the section with mailparser's own pieces, not its stream: these
+  // hold the two readings equal where decoding has choices.
+  'raw UTF-8 in a header, two Subject and two From fields': Buffer.from(
+    'From: "Zoë" <first@example.test>\r\nFrom: second@example.test\r\nSubject: Grüße\r\nSubject: =?ISO-8859-1?Q?Gr=FC=DFe_2?=\r\nX-Svc-Group-Code: g\u00e9\r\n\r\nbody\r\n', 'utf8'),
+  'an encoded word where the address should be, a comment, a folded From': crlf([
+    'From: =?UTF-8?B?YXR0YWNrZXJAZXZpbC50ZXN0?= (comment)', ' <real@example.test>', 'Subject: =?UTF-8?Q?a?= =?UTF-8?Q?b?=', 'X-Svc-Test-Mode: TRUE', '', 'x']),
+  'an mbox From_ line before the fields': Buffer.from('From sender@example.test Mon Jan  1 00:00:00 2026\nFrom: sender@example.test\nSubject: mbox\n\nbody\n'),
+  'a From without any address': crlf(['From: undisclosed-recipients:;', 'Subject: none', '', 'x']),
 };
 
-const fields = (p: Awaited<ReturnType<typeof simpleParser>>) => ({
+const fields = (p: SubmittedHead) => ({
   from: p.from?.value.find((a) => a.address)?.address,
   subject: p.subject,
   headers: [...p.headers.entries()].filter(([k]) => k.startsWith('x-svc-') || k === 'from' || k === 'subject' || k === 'content-type'),
