@@ -6,10 +6,11 @@
 import type { Db } from '../store/db';
 import type { InstanceRow } from '../store/instances';
 import { findMail, listMails, mailLogs, type MailFilter, type MailLogRow, type MailRow } from '../store/mails';
-import type { Page, PageRequest } from '../store/page';
+import { mapPage, type Page, type PageRequest } from '../store/page';
 import { ServiceError } from '../errors';
 import { iso, now } from '../lib/time';
 import { mailIdDate, retentionStart } from './ids';
+import { normalizeEmail } from '../lib/address';
 
 const day = 86_400_000;
 
@@ -33,7 +34,10 @@ export function presentMail(m: MailRow) {
   };
 }
 
-export const presentMailLog = (l: MailLogRow) => ({ at: iso(l.at), event: l.event, status: l.status, detail: l.detail, response: l.response });
+/** One log entry, with the ids of its mail (spec, Identifiers: `msg_id` appears in delivery logs). */
+export const presentMailLog = (m: Pick<MailRow, 'msg_id' | 'mail_id'>) => (l: MailLogRow) => ({
+  msg_id: m.msg_id, mail_id: m.mail_id, at: iso(l.at), event: l.event, status: l.status, detail: l.detail, response: l.response,
+});
 
 export interface MailsQuery {
   start_date?: string; end_date?: string; tz?: string; msg_id?: string; mail_id?: string; sender_id?: number; recipient?: string;
@@ -50,38 +54,79 @@ export function isTimeZone(tz: string): boolean {
   }
 }
 
-/** Offset of `tz` from UTC at instant `at`, in ms (positive east of Greenwich). */
-function zoneOffset(at: number, tz: string): number {
+/** The instant of a UTC calendar time; years 0-99 as written (Date.UTC would read them as 1900-1999). */
+function utcOf(y: number, m: number, d: number, h = 0, mi = 0, sec = 0): number {
+  const t = new Date(0);
+  t.setUTCFullYear(y, m - 1, d);
+  t.setUTCHours(h, mi, sec, 0);
+  return t.getTime();
+}
+
+/** The local calendar time at instant `at` in `tz`. */
+function localParts(at: number, tz: string): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number> {
   const f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
   const p: Record<string, number> = {};
   for (const part of f.formatToParts(at)) p[part.type] = Number(part.value);
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(at / 1000) * 1000;
+  return p as ReturnType<typeof localParts>;
+}
+
+/** Offset of `tz` from UTC at instant `at`, in ms (positive east of Greenwich). */
+function zoneOffset(at: number, tz: string): number {
+  const p = localParts(at, tz);
+  return utcOf(p.year, p.month, p.day, p.hour, p.minute, p.second) - Math.floor(at / 1000) * 1000;
+}
+
+const lastDay = utcOf(9999, 12, 31);
+
+/** A date's UTC midnight; 400 for one that does not exist in the calendar (years 0001-9999). */
+function dateOf(date: string, param: string): number {
+  const [y, m, d] = date.split('-').map(Number);
+  const utc = utcOf(y, m, d);
+  const t = new Date(utc);
+  if (!(y >= 1 && t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d)) {
+    throw new ServiceError('malformed_request', `${param} is not a valid date (YYYY-MM-DD).`, { errors: [{ pointer: `/${param}`, code: 'date_parsing', message: 'Input should be a valid date' }] });
+  }
+  return utc;
+}
+
+/**
+ * The first instant of a local day in `tz`. Two passes of the offset find local midnight; where
+ * a clock change skips midnight (America/Santiago in September: 00:00 -> 01:00) the second pass
+ * lands in the day before, and the first pass is the day's real start.
+ */
+function dayStart(utc: number, tz: string): number {
+  const first = utc - zoneOffset(utc, tz);
+  const second = utc - zoneOffset(first, tz);
+  const day = new Date(utc);
+  const inDay = (at: number): boolean => {
+    const p = localParts(at, tz);
+    return p.year === day.getUTCFullYear() && p.month === day.getUTCMonth() + 1 && p.day === day.getUTCDate();
+  };
+  for (const at of [Math.min(first, second), Math.max(first, second)]) if (inDay(at)) return at;
+  return first;
 }
 
 /** The instant a local date (YYYY-MM-DD) starts in `tz`; 400 for a date that does not exist. */
 export function localDayStart(date: string, tz: string, param: string): number {
-  const [y, m, d] = date.split('-').map(Number);
-  const utc = Date.UTC(y, m - 1, d);
-  if (new Date(utc).toISOString().slice(0, 10) !== date) {
-    throw new ServiceError('malformed_request', `${param} is not a valid date (YYYY-MM-DD).`, { errors: [{ pointer: `/${param}`, code: 'date_parsing', message: 'Input should be a valid date' }] });
-  }
-  const first = utc - zoneOffset(utc, tz);
-  return utc - zoneOffset(first, tz);
+  return dayStart(dateOf(date, param), tz);
 }
 
 export function mailFilter(q: MailsQuery, instance: InstanceRow, at: number = now()): MailFilter {
   const tz = q.tz && isTimeZone(q.tz) ? q.tz : isTimeZone(instance.timezone) ? instance.timezone : 'UTC';
   const from = q.start_date ? localDayStart(q.start_date, tz, 'start_date') : retentionStart(at);
-  // end_date is inclusive: the window ends where the next local day starts.
+  // end_date is inclusive: the window ends where the next local day starts (never, after 9999-12-31).
   let to = Number.MAX_SAFE_INTEGER;
   if (q.end_date) {
-    const end = localDayStart(q.end_date, tz, 'end_date');
-    const next = new Date(Date.parse(`${q.end_date}T00:00:00Z`) + day).toISOString().slice(0, 10);
-    to = Math.max(end + 1, localDayStart(next, tz, 'end_date'));
+    const end = dateOf(q.end_date, 'end_date');
+    if (end < lastDay) to = Math.max(dayStart(end, tz) + 1, dayStart(end + day, tz));
   }
+  const prefix = q.recipient !== undefined && q.recipient_operator === 'starts_with';
+  // Recipients are stored in canonical form (lowercase domain, IDN in ASCII): an exact search
+  // with the address as it was sent finds them. A prefix is matched by LIKE, which ignores case.
+  const recipient = q.recipient === undefined || prefix ? q.recipient : normalizeEmail(q.recipient) ?? q.recipient;
   return {
-    from, to, msgId: q.msg_id, mailId: q.mail_id, senderId: q.sender_id, recipient: q.recipient,
-    recipientPrefix: q.recipient !== undefined && q.recipient_operator === 'starts_with',
+    from, to, msgId: q.msg_id, mailId: q.mail_id, senderId: q.sender_id, recipient,
+    recipientPrefix: prefix,
     customMsgId: q.custom_msg_id, customGroupCode: q.custom_group_code, subject: q.subject, status: q.status,
     opened: q.opened,
   };
@@ -102,9 +147,9 @@ export function requireMail(db: Db, instanceId: number, mailId: string, at: numb
   return m;
 }
 
-export function mailLogPage(db: Db, instanceId: number, mailId: string, p: PageRequest): Page<MailLogRow> {
+export function mailLogPage(db: Db, instanceId: number, mailId: string, p: PageRequest): Page<ReturnType<ReturnType<typeof presentMailLog>>> {
   const m = requireMail(db, instanceId, mailId);
-  return mailLogs(db, instanceId, m.id, p);
+  return mapPage(mailLogs(db, instanceId, m.id, p), presentMailLog(m));
 }
 
 /** The zone a query's local dates are read in: its valid `tz`, else the instance zone, else UTC (as mailFilter). */

@@ -99,7 +99,7 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
       } catch {
         errors.push({ pointer: `/${name}`, code: 'json_invalid', message: `"${name}" must be a JSON string in a multipart request` });
       }
-    } else if (name === 'template_id' && /^\d{1,15}$/.test(value)) body[name] = Number(value);
+    } else if (name === 'template_id' && /^-?\d{1,15}$/.test(value)) body[name] = Number(value);
     else if (name === 'test_mode' && /^(true|false)$/.test(value)) body[name] = value === 'true';
     else body[name] = value;
   }

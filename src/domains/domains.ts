@@ -3,7 +3,7 @@
  * lives in verify.ts. The sandbox domain is provisioned with its instance and never changes.
  */
 import type { Db } from '../store/db';
-import { likeContains } from '../store/db';
+import { containsText } from '../store/db';
 import { listPage, mapPage, Where, type Page, type PageRequest } from '../store/page';
 import * as store from '../store/domains';
 import { ServiceError } from '../errors';
@@ -41,7 +41,7 @@ export type DomainObject = ReturnType<typeof presentDomain>;
 
 export function listDomains(db: Db, instanceId: number, q: { domain?: string; is_verified?: boolean }, p: PageRequest): Page<store.DomainRow> {
   const w = new Where().add('d.instance_id = ?', instanceId).add('d.deleted_at IS NULL');
-  if (q.domain !== undefined) w.add("d.domain LIKE ? ESCAPE '\\'", likeContains(q.domain.toLowerCase()));
+  if (q.domain !== undefined) w.add(...containsText('d.domain', q.domain));
   if (q.is_verified !== undefined) w.add(`${store.domainVerifiedSql('d')} = ?`, q.is_verified ? 1 : 0);
   return listPage<store.DomainRow>(db, { select: 'd.*', from: `FROM domains d ${w}`, params: w.params, orderBy: 'd.id' }, p);
 }

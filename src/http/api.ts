@@ -36,7 +36,9 @@ export interface Endpoint {
 export type Handler = (ctx: Ctx, principal: Principal) => Promise<void> | void;
 
 export class Api {
-  readonly router = new Router<AppState>();
+  // Case-sensitive like the authentication check (`/v1/` only): `/V1/...` is no route (404), not a
+  // route reached without a principal.
+  readonly router = new Router<AppState>({ sensitive: true });
   readonly endpoints: Endpoint[] = [];
 
   add(ep: Endpoint, ...handlers: [...Koa.Middleware<AppState>[], Handler]): void {
@@ -55,11 +57,14 @@ export class Api {
   }
 }
 
-/** Path ids are integers; anything else is a 422 naming the parameter (spec: no 400 on paths). */
+/**
+ * Path ids are integers; anything else is a 422 naming the parameter (spec: no 400 on paths).
+ * Any integer is an id to look up: one no resource has (0, -1) is that resource's 404.
+ */
 export function intParam(ctx: Ctx, name: string): number {
   const raw = ctx.params[name];
-  if (!/^\d{1,15}$/.test(raw ?? '')) {
-    throw new ServiceError('validation_error', `Path parameter ${name} must be a positive integer.`, {
+  if (!/^-?\d{1,15}$/.test(raw ?? '')) {
+    throw new ServiceError('validation_error', `Path parameter ${name} must be an integer.`, {
       errors: [{ pointer: `/${name}`, code: 'int_parsing', message: 'Input should be a valid integer' }],
     });
   }

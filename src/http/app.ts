@@ -34,6 +34,14 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   app.use(pub.routes());
   app.use(trackingRoutes(deps).routes());
   app.use(authenticateV1(deps.db));
+  // A literal path is that resource, not a value of a sibling's parameter: GET /v1/mails/send is
+  // a verb POST /v1/mails/send does not accept (405), not the mail whose id is "send".
+  const literal = literalPaths(api);
+  app.use(async (ctx, next) => {
+    const methods = literal.get(ctx.path);
+    if (methods && !methods.includes(ctx.method)) throw notAllowed(ctx.method, methods);
+    await next();
+  });
   app.use(api.router.routes());
   app.use(async (ctx) => {
     const methods = new Set<string>();
@@ -42,13 +50,28 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
       if (m.route) return; // a route answered
       for (const layer of m.path) for (const method of layer.methods) methods.add(method);
     }
-    if (methods.size > 0) {
-      const allow = [...methods].join(', ');
-      throw new ServiceError('method_not_allowed', `Method ${ctx.method} is not allowed here; use ${allow}.`, {}, { Allow: allow });
-    }
+    if (methods.size > 0) throw notAllowed(ctx.method, [...methods]);
     throw new ServiceError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
   });
   // Errors are answered by problem(); this only silences Koa's default stderr print.
   app.on('error', () => undefined);
   return { app, api };
+}
+
+function notAllowed(method: string, allowed: string[]): ServiceError {
+  const allow = allowed.join(', ');
+  return new ServiceError('method_not_allowed', `Method ${method} is not allowed here; use ${allow}.`, {}, { Allow: allow });
+}
+
+/** The API's parameter-free paths and the methods each accepts (HEAD with GET, as the router answers it). */
+function literalPaths(api: Api): Map<string, string[]> {
+  const paths = new Map<string, string[]>();
+  for (const ep of api.endpoints) {
+    if (ep.path.includes(':')) continue;
+    const methods = paths.get(ep.path) ?? [];
+    const method = ep.method.toUpperCase();
+    methods.push(...(method === 'GET' ? ['HEAD', 'GET'] : [method]));
+    paths.set(ep.path, methods);
+  }
+  return paths;
 }

@@ -3,7 +3,7 @@
  * verified domain; `domain_is_verified` is recomputed from the domain row on every read.
  */
 import type { Db } from '../store/db';
-import { likeContains } from '../store/db';
+import { containsText } from '../store/db';
 import { listPage, Where, type Page, type PageRequest } from '../store/page';
 import { domainVerifiedSql, findDomainByName } from '../store/domains';
 import * as store from '../store/senders';
@@ -32,8 +32,8 @@ export interface SenderFilter { name?: string; email?: string; is_domain_verifie
 
 export function listSenders(db: Db, instanceId: number, q: SenderFilter, p: PageRequest): Page<store.SenderRow> {
   const w = new Where().add('s.instance_id = ?', instanceId).add('d.deleted_at IS NULL');
-  if (q.name !== undefined) w.add("s.name LIKE ? ESCAPE '\\'", likeContains(q.name));
-  if (q.email !== undefined) w.add("s.email_address LIKE ? ESCAPE '\\'", likeContains(q.email));
+  if (q.name !== undefined) w.add(...containsText('s.name', q.name));
+  if (q.email !== undefined) w.add(...containsText('s.email_address', q.email));
   if (q.is_domain_verified !== undefined) w.add(`${domainVerifiedSql('d')} = ?`, q.is_domain_verified ? 1 : 0);
   return listPage<store.SenderRow>(db, { select: selectSender, from: `${fromSenders} ${w}`, params: w.params, orderBy: 's.id' }, p);
 }

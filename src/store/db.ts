@@ -17,6 +17,7 @@ export function openDb(dataDir: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 10000');
+  registerFunctions(db);
   cacheStatements(db);
   const close = db.close.bind(db);
   db.close = () => {
@@ -26,6 +27,11 @@ export function openDb(dataDir: string): Db {
   };
   migrate(db);
   return db;
+}
+
+/** SQL functions the store's queries use, on every connection that runs them (see containsText). */
+export function registerFunctions(db: Db): void {
+  db.function('fold', { deterministic: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text));
 }
 
 /**
@@ -117,6 +123,18 @@ function releaseWal(db: Db): void {
 /** Escapes a user text for `LIKE ? ESCAPE '\'`: `%` and `_` match literally (spec, Text filters). */
 export function likeContains(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A partial text filter (spec, Text filters: anywhere in the field, case-insensitive) as a WHERE
+ * clause and its parameter. SQLite's LIKE folds ASCII letters only, so a needle with other
+ * letters ("ñandú") is compared with the column lowercased by JavaScript (`fold`); an ASCII
+ * needle keeps plain LIKE, which no per-row function call slows.
+ */
+export function containsText(column: string, text: string): [string, string] {
+  const pattern = likeContains(text);
+  if (/^[\x00-\x7f]*$/.test(text)) return [`${column} LIKE ? ESCAPE '\\'`, pattern];
+  return [`fold(${column}) LIKE ? ESCAPE '\\'`, pattern.toLowerCase()];
 }
 export function likePrefix(text: string): string {
   return `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

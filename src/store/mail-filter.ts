@@ -4,7 +4,7 @@
  * `_` literal). The date window is left to the caller: reception for mail lists, event time for
  * engagement lists.
  */
-import { likeContains, likePrefix } from './db';
+import { containsText, likePrefix } from './db';
 import type { Where } from './page';
 import type { MailFilter } from './mails';
 
@@ -18,7 +18,7 @@ export function addMailFilters(w: Where, f: MailFilter, m = 'm'): Where {
   }
   if (f.customMsgId !== undefined) w.add(`${m}.custom_msg_id = ?`, f.customMsgId);
   if (f.customGroupCode !== undefined) w.add(`${m}.custom_group_code = ?`, f.customGroupCode);
-  if (f.subject !== undefined) w.add(`${m}.subject LIKE ? ESCAPE '\\'`, likeContains(f.subject));
+  if (f.subject !== undefined) w.add(...containsText(`${m}.subject`, f.subject));
   if (f.status !== undefined) w.add(`${m}.status = ?`, f.status);
   if (f.opened === 'opened') w.add(`${m}.opens > 0`);
   if (f.opened === 'unopened') w.add(`${m}.status = 3 AND ${m}.opens = 0`);

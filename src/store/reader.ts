@@ -5,7 +5,7 @@
  * sees one snapshot (its read transaction) while writers go on. Never writes.
  */
 import Database from 'better-sqlite3';
-import type { Db } from './db';
+import { registerFunctions, type Db } from './db';
 import type { ListQuery } from './page';
 
 export interface Reader {
@@ -19,6 +19,7 @@ export interface Reader {
 export function openReader(db: Db): Reader {
   const conn = new Database(db.name, { readonly: true, fileMustExist: true });
   conn.pragma('busy_timeout = 10000');
+  registerFunctions(conn);
   conn.exec('BEGIN'); // the snapshot starts at the first read and lasts until close
   let open = true;
   return {

@@ -1,6 +1,6 @@
 /** The three suppression lists: restrictions (hard bounces), unsubscribes, complaints. */
 import type { Db } from './db';
-import { likeContains } from './db';
+import { containsText } from './db';
 import { listPage, Where, type Page, type PageRequest } from './page';
 
 export type SuppressionList = 'restrictions' | 'unsubscribes' | 'complaints';
@@ -51,6 +51,6 @@ export function findOnList(db: Db, instanceId: number, list: SuppressionList, re
 /** One list, optionally filtered by a partial, case-insensitive recipient (spec, Text filters rule 3). */
 export function listSuppressions(db: Db, instanceId: number, list: SuppressionList, q: { recipient?: string }, p: PageRequest): Page<SuppressionRow> {
   const w = new Where().add('instance_id = ?', instanceId).add('list = ?', list);
-  if (q.recipient !== undefined) w.add("recipient LIKE ? ESCAPE '\\'", likeContains(q.recipient));
+  if (q.recipient !== undefined) w.add(...containsText('recipient', q.recipient));
   return listPage<SuppressionRow>(db, { select: '*', from: `FROM suppressions ${w}`, params: w.params, orderBy: 'id' }, p);
 }

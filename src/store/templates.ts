@@ -3,7 +3,7 @@
  * every reader (API, send path) but its row stays, so mails that used it keep a referent.
  */
 import type { Db } from './db';
-import { likeContains } from './db';
+import { containsText } from './db';
 import { listPage, Where, type Page, type PageRequest } from './page';
 
 export type TemplateStatus = 'draft' | 'public';
@@ -66,7 +66,7 @@ export function getTemplate(db: Db, instanceId: number, id: number): TemplateRow
 
 export function listTemplates(db: Db, instanceId: number, q: TemplateFilter, p: PageRequest): Page<TemplateRow> {
   const w = new Where().add('instance_id = ?', instanceId).add('deleted_at IS NULL');
-  if (q.name !== undefined) w.add("name LIKE ? ESCAPE '\\'", likeContains(q.name));
+  if (q.name !== undefined) w.add(...containsText('name', q.name));
   if (q.status !== undefined) w.add('status = ?', q.status);
   // The list never shows html or config: do not read them either (they can be megabytes).
   const select = 'id, instance_id, name, subject, status, description, provider, NULL AS html, NULL AS text, NULL AS config, deleted_at, created_at, updated_at';

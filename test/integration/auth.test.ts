@@ -2,7 +2,7 @@ import t from 'tap';
 import { startTestService } from '../helpers/service';
 
 const strip = (body: Record<string, unknown>) => {
-  const { trace_id: _t, ...rest } = body;
+  const { trace_id: _t, request_id: _r, ...rest } = body;
   return rest;
 };
 

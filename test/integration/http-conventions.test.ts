@@ -34,6 +34,37 @@ t.test('HTTP conventions of every response', async (t) => {
     const detail = await s.api('PUT', '/v1/domains/1');
     t.equal(detail.status, 405);
     t.match(detail.headers.get('allow'), /GET/);
+    // /v1/mails/send is its own path, not the mail whose id is "send".
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const send = await s.api(method, '/v1/mails/send');
+      t.equal(send.status, 405, `${method} /v1/mails/send`);
+      t.equal(send.body.code, 'method_not_allowed');
+      t.equal(send.headers.get('allow'), 'POST');
+    }
+  });
+
+  t.test('paths are case-sensitive: /V1/... is no route (404), for any caller', async (t) => {
+    for (const opts of [{}, { key: null, slug: null }]) {
+      const res = await s.api('GET', '/V1/mails', opts);
+      t.equal(res.status, 404);
+      t.equal(res.body.code, 'not_found');
+    }
+  });
+
+  t.test('error bodies carry the request id; a client id with inner spaces is kept', async (t) => {
+    const res = await s.api('GET', '/v1/does-not-exist', { headers: { 'X-Request-Id': 'req 42' } });
+    t.equal(res.headers.get('x-request-id'), 'req 42');
+    t.equal(res.body.request_id, 'req 42');
+    const generated = await s.api('GET', '/v1/does-not-exist');
+    t.equal(generated.body.request_id, generated.headers.get('x-request-id'));
+  });
+
+  t.test('an integer id no resource has is that resource\'s 404', async (t) => {
+    for (const id of ['0', '-1']) {
+      const res = await s.api('GET', `/v1/domains/${id}`);
+      t.equal(res.status, 404, id);
+      t.equal(res.body.code, 'domain_not_found', id);
+    }
   });
 
   t.test('a malformed query parameter is 400 malformed_request', async (t) => {

@@ -70,9 +70,39 @@ t.test('GET /v1/mails filters, /v1/activities/sent and the by-id lookups', async
   t.equal((await f.s.api('GET', '/v1/mails/whatever')).body.code, 'mail_not_found');
   t.equal((await f.s.api('GET', '/v1/mails/whatever/logs')).body.code, 'mail_not_found');
 
+  const logs = (await f.s.api('GET', `/v1/mails/${one.mail_id}/logs`)).body.data;
+  t.ok(logs.length > 0);
+  for (const l of logs) t.match(l, { msg_id: b.body.message_id, mail_id: one.mail_id, event: String }, 'each log entry names its send (spec, Identifiers)');
+
   const other = await f.s.tenant();
   t.equal((await f.s.api('GET', `/v1/mails/${one.mail_id}`, { key: other.key, slug: other.slug })).body.code, 'mail_not_found', 'another tenant does not see it');
   t.equal((await f.s.api('GET', '/v1/mails', { key: other.key, slug: other.slug })).body.data.length, 0);
+});
+
+t.test('text filters fold every letter, exact recipients are compared in canonical form, dates span the calendar', async (t) => {
+  const f = await sendFixture(t);
+  const slugDomain = f.rcpt('x').split('@')[1];
+  const sent = await f.send({ to: [{ email: `Ana@${slugDomain.toUpperCase()}` }], subject: 'Hola Ñandú' });
+  t.equal(sent.status, 200);
+  const get = async (q: string) => (await f.s.api('GET', `/v1/mails?${q}`)).body;
+  const subjects = async (q: string) => (await get(q)).data.map((m: any) => m.subject);
+  for (const q of ['ñandú', 'ÑANDÚ', 'hola ñ', 'HOLA']) t.same(await subjects(`subject=${encodeURIComponent(q)}`), ['Hola Ñandú'], `partial subject ${q}`);
+  t.same(await subjects(`subject=${encodeURIComponent('nandu')}`), [], 'case-insensitive, not accent-insensitive');
+  const stored = `Ana@${slugDomain}`;
+  t.same((await get('')).data.map((m: any) => m.to), [stored], 'the domain is stored lowercase');
+  t.same((await get(`recipient=${encodeURIComponent(`Ana@${slugDomain.toUpperCase()}`)}`)).data.map((m: any) => m.to), [stored], 'an exact recipient as it was sent');
+
+  t.equal((await f.s.api('GET', '/v1/mail-templates?name=%C3%B1u')).status, 200);
+  for (const q of ['end_date=9999-12-31', 'start_date=0001-01-01', 'start_date=0099-12-31&end_date=9999-12-31']) {
+    const r = await f.s.api('GET', `/v1/mails?${q}`);
+    t.equal(r.status, 200, `${q} is a date`);
+  }
+  t.equal((await get('end_date=9999-12-31')).data.length, 1);
+  t.equal((await get('start_date=0001-01-01')).data.length, 1);
+  t.equal((await f.s.api('GET', '/v1/mails?start_date=0000-01-01')).status, 400, 'there is no year 0');
+  const huge = await f.s.api('GET', '/v1/mails?page=99999999999999999999');
+  t.equal(huge.status, 400);
+  t.equal(huge.body.code, 'malformed_request');
 });
 
 t.test('the retention purge removes mails and spool files past 3 months', async (t) => {

@@ -40,9 +40,11 @@ t.test('templates: 404, draft 409 unless test_mode, content materialized at acce
   const id = add.json.id as number;
   const tpl = { subject: undefined, html: undefined };
 
-  const missing = await f.send({ ...tpl, template_id: 999999 });
-  t.equal(missing.status, 404);
-  t.equal(missing.body.code, 'mail_template_not_found');
+  for (const templateId of [999999, 0, -1]) {
+    const missing = await f.send({ ...tpl, template_id: templateId });
+    t.equal(missing.status, 404, `template_id ${templateId}`);
+    t.equal(missing.body.code, 'mail_template_not_found');
+  }
   const draft = await f.send({ ...tpl, template_id: id });
   t.equal(draft.status, 409);
   t.equal(draft.body.code, 'template_not_public');

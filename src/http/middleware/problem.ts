@@ -31,6 +31,8 @@ export function problem(log: Logger): Koa.Middleware<AppState> {
         detail,
         code: e.code,
         trace_id: ctx.state.traceId,
+        // spec, Identifiers: the request id appears in error messages too (and in X-Request-Id).
+        request_id: ctx.state.requestId,
         ...extrasFor(status, e.extras),
       };
     }

@@ -10,7 +10,7 @@ import { mapPage } from '../../store/page';
 import { readRequestBody } from '../middleware/json-body';
 import { parseSendForm, parseSendRequest } from '../../accept/request';
 import type { Submission } from '../../accept/types';
-import { listMailPage, mailLogPage, presentMail, presentMailLog, requireMail, type MailsQuery } from '../../accept/reports';
+import { listMailPage, mailLogPage, presentMail, requireMail, type MailsQuery } from '../../accept/reports';
 
 async function submissionOf(ctx: Ctx): Promise<Submission> {
   const parsed = await readRequestBody(ctx as unknown as Koa.Context, { multipart: true });
@@ -47,6 +47,6 @@ export function mailRoutes(api: Api, { db, accept }: HttpDeps): void {
     params: { mail_id: 'string' }, query: 'PageQuery', response: { status: 200, schema: 'MailLog', list: true },
     errors: ['mail_not_found', 'mail_outside_retention', 'malformed_request'] }, (ctx, p) => {
     const q = validateQuery<{ page?: number; page_size?: number }>('PageQuery', ctx.query);
-    ctx.body = collection(mapPage(mailLogPage(db, p.instance.id, ctx.params.mail_id, pageOf(q, 20)), presentMailLog));
+    ctx.body = collection(mailLogPage(db, p.instance.id, ctx.params.mail_id, pageOf(q, 20)));
   });
 }

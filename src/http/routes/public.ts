@@ -20,7 +20,7 @@ const initJs = "window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#sw
 const assetTypes: Record<string, string> = { '.css': 'text/css', '.js': 'application/javascript', '.png': 'image/png', '.map': 'application/json' };
 
 export function publicRoutes(deps: HttpDeps & { openapi: () => unknown; metrics: () => Promise<{ type: string; body: string }> }): Router<AppState> {
-  const router = new Router<AppState>();
+  const router = new Router<AppState>({ sensitive: true });
   const uiDir = getAbsoluteFSPath();
 
   router.get('/', (ctx) => {

@@ -18,7 +18,7 @@ const page = (title: string, body: string): string =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
 
 export function trackingRoutes({ db, config }: HttpDeps): Router<AppState> {
-  const router = new Router<AppState>({ prefix: '/t' });
+  const router = new Router<AppState>({ prefix: '/t', sensitive: true });
   const secret = trackingSecret(config.dataDir);
 
   router.get('/o/:mailId/:file', (ctx) => {
