@@ -43,9 +43,12 @@ export interface NormalizedSubmission extends Submission {
 
 const escape = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Accents folded, lowercased, any other run of characters → '-'; null when nothing is left. */
+/**
+ * Accents folded, lowercased, any other run of characters than letters and digits → '-'; null
+ * when nothing is left. Letters of every script count ("Новости" is a category, "--- !!" is not).
+ */
 export function categorySlug(input: string): string | null {
-  const slug = input.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const slug = input.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-+|-+$/g, '');
   return slug === '' ? null : slug;
 }
 
