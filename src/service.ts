@@ -16,7 +16,8 @@ import { openSpool } from './spool/spool';
 import { spoolFileIsLive } from './store/messages';
 import { createAccept } from './accept/accept';
 import { createDelivery, type Delivery } from './delivery';
-import { startSubmission, type Listener } from './smtp/submission';
+import { startSubmission } from './smtp/submission';
+import { formatAddress, type Listener } from './smtp/listen';
 import { startMx } from './smtp/mx';
 
 export interface RunningService {
@@ -39,7 +40,6 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
   });
 }
 
-export const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
 
 export async function startService(config: Readonly<Config>, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const db = openDb(config.dataDir);

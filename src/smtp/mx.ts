@@ -4,13 +4,12 @@
  * complaints@<hostname> — and refuses everything else with 550 5.1.1 (never an open relay).
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
  */
-import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
-import type { Listener } from './submission';
+import { listenSmtp, type Listener } from './listen';
 import { openSpool } from '../spool/spool';
 import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, mailIdsIn, reportFields } from '../delivery/feedback';
 
@@ -19,7 +18,6 @@ export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
 type Role = { kind: 'bounce' | 'unsubscribe'; mailId: string } | { kind: 'complaints' };
 const MAX_REPORT_BYTES = 10 * 1024 * 1024;
 
-const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
 /** Roles of the accepted recipients of each session's transaction. */
 const sessionRoles = new WeakMap<SMTPServerSession, Role[]>();
 const smtpError = (code: number, text: string): Error & { responseCode: number } => Object.assign(new Error(text), { responseCode: code });
@@ -103,6 +101,8 @@ function createServer(deps: MxDeps): SMTPServer {
     authOptional: true,
     size: MAX_REPORT_BYTES,
     logger: false,
+    // The stop is bounded (CONTRACT §1): smtp-server's own default would hold it for 30 s.
+    closeTimeout: deps.config.shutdownTimeout * 1000,
     onRcptTo(address, session, cb) {
       const role = roleOf(deps.db, hostname, address.address);
       if (!role) return cb(smtpError(550, `5.1.1 <${address.address}>: recipient not accepted here (no relay)`));
@@ -131,15 +131,5 @@ function createServer(deps: MxDeps): SMTPServer {
 }
 
 export async function startMx(deps: MxDeps): Promise<Listener[]> {
-  const server = createServer(deps);
-  const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(deps.config.mxPort, deps.config.host, () => {
-      server.off('error', reject);
-      resolve(server.server.address() as AddressInfo);
-    });
-  });
-  server.on('error', (err: Error) => deps.log.debug({ event: 'mx.connection_error', err }, 'MX connection error'));
-  deps.log.info({ event: 'listener.ready', listener: 'mx', address: formatAddress(address) }, `mx listening on ${formatAddress(address)}`);
-  return [{ name: 'mx', port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }];
+  return [await listenSmtp(createServer(deps), { name: 'mx', port: deps.config.mxPort, host: deps.config.host, log: deps.log, errorEvent: 'mx.connection_error' })];
 }

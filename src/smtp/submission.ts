@@ -3,7 +3,6 @@
  * authenticates, enforces the session limits (recipients, size), parses the message and maps
  * its X-Svc-* headers; every sending rule lives in accept. Replies are built by reply.ts.
  */
-import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { MailParser, simpleParser, type ParsedMail } from 'mailparser';
 import { Headers } from '@zone-eu/mailsplit';
@@ -17,8 +16,9 @@ import { validationError } from '../errors';
 import { completeReply, replies, smtpError } from './reply';
 import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
+import { listenSmtp, type Listener } from './listen';
 
-export interface Listener { name: string; port: number; close(): Promise<void> }
+export type { Listener } from './listen';
 export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger; accept: Accept }
 
 /** Spec, Limits (one source with the accept path): 15 MB = 15728640 bytes, 50 recipients. */
@@ -29,8 +29,6 @@ const MAX_RECIPIENTS = limits.recipients;
 class SubmissionUser {
   constructor(readonly slug: string, readonly apiKey: string) {}
 }
-
-const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
 
 /** AUTH user = instance slug, password = an API key with mail:send (or access all). */
 function checkCredentials(db: Db, slug: string, apiKey: string, remoteIp: string): Principal {
@@ -241,34 +239,8 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
   return new SubmissionServer(options);
 }
 
-async function listen(deps: SubmissionDeps, name: string, port: number, secure: boolean, tls: TlsCredentials): Promise<Listener> {
-  const server = createServer(deps, name, secure, tls);
-  const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, deps.config.host, () => {
-      server.off('error', reject);
-      resolve(server.server.address() as AddressInfo);
-    });
-  });
-  // Client-side trouble (resets, TLS failures) is reported here; it never ends the process.
-  server.on('error', (err: Error) => deps.log.debug({ event: 'submission.connection_error', listener: name, err }, 'SMTP connection error'));
-  deps.log.info({ event: 'listener.ready', listener: name, address: formatAddress(address) }, `${name} listening on ${formatAddress(address)}`);
-  return {
-    name,
-    port: address.port,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Sessions between transactions are told at once instead of holding the stop for
-      // closeTimeout; one with a transaction under way (MAIL given) finishes it first, and its
-      // next command is answered 421 by smtp-server.
-      for (const c of server.connections) {
-        if (c.session.envelope?.mailFrom) continue;
-        c.send(421, '4.3.2 Service shutting down, retry later');
-        c.close();
-      }
-    }),
-  };
-}
+const listen = (deps: SubmissionDeps, name: string, port: number, secure: boolean, tls: TlsCredentials): Promise<Listener> =>
+  listenSmtp(createServer(deps, name, secure, tls), { name, port, host: deps.config.host, log: deps.log, errorEvent: 'submission.connection_error' });
 
 export async function startSubmission(deps: SubmissionDeps): Promise<Listener[]> {
   const tls = await loadTlsCredentials(deps.config);

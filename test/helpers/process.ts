@@ -16,9 +16,12 @@ export interface ServiceProcess {
 
 const mainJs = path.join(__dirname, '..', '..', 'src', 'main.js');
 
-export function spawnService(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, expect: string[] = ['http']): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [mainJs], {
-    env: { PATH: process.env.PATH ?? '', ESTAFETA_LOG_LEVEL: 'info', ...env },
+/** `command` runs something else than `node dist/src/main.js` (`npm start` from the project root). */
+export function spawnService(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, expect: string[] = ['http'],
+  command: { file: string; args: string[]; cwd?: string } = { file: process.execPath, args: [mainJs] }): Promise<ServiceProcess> {
+  const child = spawn(command.file, command.args, {
+    cwd: command.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ESTAFETA_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));

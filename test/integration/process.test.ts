@@ -1,6 +1,18 @@
 import t from 'tap';
 import { spawnService } from '../helpers/process';
 import { runCli, tempDir, waitFor } from '../helpers/service';
+import net from 'node:net';
+import path from 'node:path';
+
+/** Connects, reads the greeting, then stays idle; `closed` resolves with everything the server sent. */
+async function idleSession(address: string): Promise<{ closed: Promise<string> }> {
+  const [host, port] = address.split(/:(?=\d+$)/);
+  const socket = net.connect(Number(port), host);
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString()));
+  await waitFor(async () => text.startsWith('220'), { what: 'the SMTP greeting' });
+  return { closed: new Promise((resolve) => socket.on('close', () => resolve(text))) };
+}
 
 t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept across restarts', async (t) => {
   const dataDir = tempDir();
@@ -21,8 +33,11 @@ t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept 
   t.equal(health.status, 200);
   t.same(await health.json(), { status: 'ok' });
 
+  // Idle SMTP sessions do not hold the stop (CONTRACT §1, bounded wait): each is told 421 at once.
+  const idle = await Promise.all(['smtp', 'mx'].map((name) => idleSession(first.addresses[name])));
   first.child.kill('SIGTERM');
   t.same(await first.exited, { code: 0, signal: null }, 'SIGTERM exits 0');
+  for (const [i, name] of ['smtp', 'mx'].entries()) t.match(await idle[i].closed, /^421 4\.3\.2 /m, `an idle ${name} session is told 421`);
 
   const second = await spawnService(t, env, ['http', 'smtp', 'mx']);
   const res = await fetch(`http://${second.addresses.http}/v1/senders`, { headers: { Authorization: `Bearer ${key}`, 'X-Instance-Slug': 'keep' } });
@@ -31,6 +46,17 @@ t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept 
   t.same(body.data.map((s) => s.email_address), ['sandbox@keep.sandbox.test']);
   second.child.kill('SIGINT');
   t.equal((await second.exited).code, 0, 'SIGINT exits 0');
+});
+
+t.test('`npm start` is the service process itself: a SIGTERM to npm stops it and exits 0', async (t) => {
+  const env = { ESTAFETA_DATA_DIR: tempDir(), ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0', ESTAFETA_HOSTNAME: 'mta.estafeta.test' };
+  const root = path.join(__dirname, '..', '..', '..');
+  const npm = await spawnService(t, env, ['http', 'smtp', 'mx'], { file: 'npm', args: ['start', '--silent'], cwd: root });
+  const base = `http://${npm.addresses.http}`;
+  t.equal((await fetch(`${base}/healthz`)).status, 200);
+  npm.child.kill('SIGTERM'); // to npm alone, as a supervisor that knows only its child does
+  t.same(await npm.exited, { code: 0, signal: null }, 'npm exits 0');
+  await t.rejects(fetch(`${base}/healthz`), 'nothing serves the port any more: the service stopped with npm');
 });
 
 t.test('an invalid configuration stops the start with the failing key', async (t) => {
