@@ -47,7 +47,7 @@ export function createRouter(o: RouteOptions): Router {
       mx = await resolver.resolveMx(domain);
     } catch (err) {
       const code = errCode(err);
-      if (code === 'ENOTFOUND') return bounced(`550 5.1.2 domain ${domain} does not exist (DNS NXDOMAIN)`, false);
+      if (code === 'ENOTFOUND') return bounced(`550 5.1.2 domain ${domain} does not exist (DNS NXDOMAIN)`, true);
       if (code !== 'ENODATA') return deferred(`451 4.4.3 DNS lookup of ${domain} MX failed: ${code}`);
       mx = [];
     }
@@ -65,7 +65,8 @@ export function createRouter(o: RouteOptions): Router {
     }
     if (hops.length) return { kind: 'hops', hops };
     if (failed) return deferred(`451 4.4.3 DNS lookup of the mail hosts of ${domain} failed`);
-    return bounced(`550 5.1.2 domain ${domain} has no mail host (no MX, A or AAAA)`, false);
+    // Permanent like a 5xx, so restricted like one (CONTRACT §5): the next send to it is dropped.
+    return bounced(`550 5.1.2 domain ${domain} has no mail host (no MX, A or AAAA)`, true);
   }
 
   return {

@@ -69,6 +69,18 @@ t.test('a null MX bounces at once; a DNS outage defers', async (t) => {
   t.match(mailLogs(w.ts.svc, q2.mailIds[0]).at(-1)?.response, /DNS/);
 });
 
+t.test('a domain that does not exist, or has no mail host, bounces at once and restricts the address', async (t) => {
+  const w = await startWorld(t, { zone: { 'bare.test': { TXT: ['v=spf1 -all'] } } });
+  const q = await w.send(['x@absent.test', 'y@bare.test']);
+  for (const [i, why] of [[0, /NXDOMAIN/], [1, /no mail host/]] as const) {
+    await waitFor(() => mailState(w.ts.svc, q.mailIds[i]).status === 6, { what: 'bounced' });
+    t.match(mailLogs(w.ts.svc, q.mailIds[i]).at(-1)?.response, why);
+  }
+  t.ok(restricted(w, 'x@absent.test'), 'NXDOMAIN: address added to restrictions');
+  t.ok(restricted(w, 'y@bare.test'), 'no MX, A or AAAA: address added to restrictions');
+  t.equal(w.sink.stats.connections, 0);
+});
+
 t.test('a domain without MX gets its mail at its A record', async (t) => {
   const w = await startWorld(t, { zone: { 'plain.test': { A: ['127.0.0.1'] } } });
   const q = await w.send(['x@plain.test']);
