@@ -4,6 +4,7 @@
  * A/AAAA when it has no MX; nowhere for a null MX (RFC 7505). A DNS outage defers, never bounces.
  */
 import { promises as dnsPromises } from 'node:dns';
+import { isIP } from 'node:net';
 import type { Outcome } from './outcome';
 
 export interface Hop { host: string; address: string; port: number; secure: boolean; auth?: { user: string; pass: string } }
@@ -25,10 +26,6 @@ export function relayHop(relay: string): Hop {
 }
 
 export function createRouter(o: RouteOptions): Router {
-  if (o.relay !== null) {
-    const hop = relayHop(o.relay);
-    return { route: async () => ({ kind: 'hops', hops: [hop] }) };
-  }
   const resolver = new dnsPromises.Resolver({ timeout: 3000, tries: 2 });
   if (o.dnsServers.length) resolver.setServers([...o.dnsServers]);
   // Successful answers are kept briefly: a burst to one domain must not cost a lookup per mail.
@@ -39,6 +36,18 @@ export function createRouter(o: RouteOptions): Router {
     const list = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
     const failed = [v4, v6].some((r) => r.status === 'rejected' && !NO_RECORD.has(errCode(r.reason)));
     return { list, failed };
+  }
+
+  /**
+   * The relay by name is looked up like any host, through ESTAFETA_DNS_SERVERS (CONTRACT §2:
+   * every lookup), its name kept for TLS; a relay that cannot be found defers, since the
+   * recipients are not at fault.
+   */
+  async function relayRoute(relay: Hop): Promise<Route> {
+    if (isIP(relay.host)) return { kind: 'hops', hops: [relay] };
+    const a = await addresses(relay.host);
+    if (a.list.length) return { kind: 'hops', hops: a.list.map((address) => ({ ...relay, address })) };
+    return deferred(`451 4.4.3 relay host ${relay.host} not found in DNS${a.failed ? ' (lookup failed)' : ''}`);
   }
 
   async function lookup(domain: string): Promise<Route> {
@@ -69,11 +78,14 @@ export function createRouter(o: RouteOptions): Router {
     return bounced(`550 5.1.2 domain ${domain} has no mail host (no MX, A or AAAA)`, true);
   }
 
+  const relay = o.relay === null ? null : relayHop(o.relay);
   return {
-    async route(domain) {
+    async route(recipientDomain) {
+      // Every mail goes through the relay: one cached route for all domains.
+      const domain = relay ? '' : recipientDomain;
       const hit = cache.get(domain);
       if (hit && hit.until > Date.now()) return hit.route;
-      const route = await lookup(domain);
+      const route = relay ? await relayRoute(relay) : await lookup(domain);
       if (route.kind === 'hops') {
         if (cache.size > 10_000) cache.clear();
         cache.set(domain, { until: Date.now() + 30_000, route });

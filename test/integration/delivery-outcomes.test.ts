@@ -111,9 +111,10 @@ t.test('a send to a sandbox and a real recipient: the capture is final at once, 
   t.same(w.sink.received.map((m) => m.to), [['ana@example.test']], 'only the real recipient was relayed');
 });
 
-t.test('with a relay every mail goes through it, authenticated', async (t) => {
+t.test('with a relay every mail goes through it, authenticated, its name looked up through ESTAFETA_DNS_SERVERS', async (t) => {
   const relay = await startSink(t, { auth: { user: 'relayuser', pass: 's3cret' } });
-  const w = await startWorld(t, { env: { ESTAFETA_RELAY: `smtp://relayuser:s3cret@127.0.0.1:${relay.port}` } });
+  // relay.test exists only in the test's DNS zone: the system resolver would not find it.
+  const w = await startWorld(t, { env: { ESTAFETA_RELAY: `smtp://relayuser:s3cret@relay.test:${relay.port}` }, zone: { 'relay.test': { A: ['127.0.0.1'] } } });
   const q = await w.send(['ana@example.test', 'zed@elsewhere.test']);
   await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent via relay' });
   t.equal(relay.received.length, 2);
