@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isIP } from 'node:net';
 import Ajv from 'ajv';
 import { projectRoot, schemaDir } from '../lib/paths';
 
@@ -98,7 +99,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const validate = ajv.compile(schema);
   if (!validate(merged)) {
     const e = validate.errors?.[0];
-    throw new ConfigError(`invalid configuration at ${e?.instancePath || '/'}: ${e?.message ?? 'invalid'}`);
+    // The failing key by the name the operator wrote: the environment variable (and the file key).
+    const key = e?.params && 'additionalProperty' in e.params ? String(e.params.additionalProperty) : (e?.instancePath ?? '').split('/')[1] ?? '';
+    const envName = Object.entries(envKeys).find(([, [k]]) => k === key)?.[0];
+    const where = key === '' ? '/' : envName ? `${envName} (${key})` : key;
+    throw new ConfigError(`invalid configuration at ${where}: ${e?.params && 'additionalProperty' in e.params ? 'unknown key' : e?.message ?? 'invalid'}`);
   }
   const c = merged as unknown as Config;
   if (c.hostname === null) c.hostname = os.hostname();
@@ -110,5 +115,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   }
   c.publicUrl = c.publicUrl.replace(/\/+$/, '');
   if (c.relay !== null && !/^smtps?:\/\//.test(c.relay)) throw new ConfigError('ESTAFETA_RELAY must be smtp://[user:pass@]host:port');
+  for (const server of c.dnsServers) {
+    if (!isDnsServer(server)) throw new ConfigError(`ESTAFETA_DNS_SERVERS: "${server}" is not an IP address (IPv4[:port], IPv6 or [IPv6]:port)`);
+  }
+  // Checked here, before any listener starts, instead of failing the SMTP start halfway.
+  if ((c.tlsCert === null) !== (c.tlsKey === null)) throw new ConfigError('ESTAFETA_TLS_CERT and ESTAFETA_TLS_KEY must be set together');
+  for (const [name, key] of [['ESTAFETA_TLS_CERT', 'tlsCert'], ['ESTAFETA_TLS_KEY', 'tlsKey']] as const) {
+    const file = c[key];
+    if (file === null) continue;
+    c[key] = path.resolve(cwd, file); // like dataDir: relative to where the service was started
+    try {
+      fs.accessSync(c[key], fs.constants.R_OK);
+    } catch (err) {
+      throw new ConfigError(`${name}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
   return Object.freeze(c);
+}
+
+/** The forms node:dns setServers takes: an IP, IPv4:port, or [IPv6]:port. */
+function isDnsServer(s: string): boolean {
+  if (isIP(s)) return true;
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(s) ?? /^([^:]+):(\d{1,5})$/.exec(s);
+  return m !== null && isIP(m[1]) !== 0 && Number(m[2]) >= 1 && Number(m[2]) <= 65535 && (s.startsWith('[') ? isIP(m[1]) === 6 : isIP(m[1]) === 4);
 }

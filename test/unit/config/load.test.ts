@@ -39,10 +39,26 @@ t.test('precedence: environment > ESTAFETA_CONFIG file > default.json', async (t
 
 t.test('invalid values and unknown file keys are refused', async (t) => {
   t.throws(() => loadConfig({ ESTAFETA_HTTP_PORT: 'x' }), /ESTAFETA_HTTP_PORT/);
-  t.throws(() => loadConfig({ ESTAFETA_LOG_LEVEL: 'loud' }), /logLevel/);
+  t.throws(() => loadConfig({ ESTAFETA_LOG_LEVEL: 'loud' }), /ESTAFETA_LOG_LEVEL \(logLevel\)/, 'named by its variable and its file key');
+  t.throws(() => loadConfig({ ESTAFETA_HTTP_PORT: '70000' }), /ESTAFETA_HTTP_PORT/);
   const dir = tempDir();
   fs.writeFileSync(path.join(dir, 'c.json'), JSON.stringify({ httpPrt: 1 }));
-  t.throws(() => loadConfig({ ESTAFETA_CONFIG: 'c.json' }, dir), /invalid configuration/);
+  t.throws(() => loadConfig({ ESTAFETA_CONFIG: 'c.json' }, dir), /invalid configuration at httpPrt: unknown key/, 'the unknown key is named');
+});
+
+t.test('DNS servers and the TLS pair are checked at load, before any listener starts', async (t) => {
+  for (const ok of ['127.0.0.1', '127.0.0.1:5353', '::1', '[::1]:5353', '2001:db8::1, 10.0.0.1']) {
+    t.doesNotThrow(() => loadConfig({ ESTAFETA_DNS_SERVERS: ok }), ok);
+  }
+  for (const bad of ['foo', 'dns.example:53', '127.0.0.1:0', '127.0.0.1:99999', '[127.0.0.1]:53', '::1:53x']) {
+    t.throws(() => loadConfig({ ESTAFETA_DNS_SERVERS: bad }), /ESTAFETA_DNS_SERVERS/, bad);
+  }
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'cert.pem'), 'x');
+  t.throws(() => loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem' }, dir), /set together/);
+  t.throws(() => loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem', ESTAFETA_TLS_KEY: 'missing.pem' }, dir), /ESTAFETA_TLS_KEY: cannot read missing\.pem/);
+  fs.writeFileSync(path.join(dir, 'key.pem'), 'x');
+  t.equal(loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem', ESTAFETA_TLS_KEY: 'key.pem' }, dir).tlsKey, path.join(dir, 'key.pem'), 'resolved like the data dir');
 });
 
 t.test('every environment key is documented in the README', async (t) => {
