@@ -31,7 +31,11 @@ export function trackMessage(raw: Buffer, o: TrackOptions): Buffer {
   const rewritten = o.trackHtml
     ? rewriteEntity(head, body.toString('latin1'), (html) => trackHtml(html, o.mailId, o.links))
     : { head, body: body.toString('latin1') };
-  const fields = parseHeaderFields(rewritten.head).filter((f) => !managed.has(f.name)).map((f) => f.text);
+  const parsed = parseHeaderFields(rewritten.head);
+  const fields = parsed.filter((f) => !managed.has(f.name)).map((f) => f.text);
+  // A rewritten part carries MIME fields (base64, charset); a message that had none must then
+  // say it is MIME (RFC 2045 §4), as a client's plain message without MIME-Version may not.
+  if (rewritten.head !== head && !parsed.some((f) => f.name === 'mime-version')) fields.push('MIME-Version: 1.0');
   const unsubscribe = [
     `List-Unsubscribe: <${o.links.unsubscribe(o.mailId)}>,\r\n <mailto:${o.unsubscribeMailto}?subject=unsubscribe>`,
     'List-Unsubscribe-Post: List-Unsubscribe=One-Click',

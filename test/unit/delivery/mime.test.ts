@@ -1,6 +1,8 @@
 import t from 'tap';
 import iconv from 'iconv-lite';
 import { rewriteEntity } from '../../../src/delivery/mime';
+import { trackMessage } from '../../../src/delivery/track';
+import { linkBuilder } from '../../../src/tracking/links';
 
 const rewrite = (html: string): string => html.replace(/href="([^"]+)"/g, 'href="https://t.example/c?u=$1"');
 
@@ -35,4 +37,16 @@ t.test('a charset nobody can decode is delivered as it was, untracked', async (t
   const head = 'Content-Type: text/html; charset=x-unknown-42';
   const body = '<a href="https://a.example/">x</a>';
   t.same(rewriteEntity(head, body, rewrite), { head, body });
+});
+
+t.test('a tracked message that had no MIME-Version gets one; one that had it keeps exactly one', async (t) => {
+  const o = { mailId: '20261122abcdefghijklmnop', links: linkBuilder('https://t.example', Buffer.alloc(32, 1)), unsubscribeMailto: 'u@t.example', trackHtml: true };
+  const plain = Buffer.from('From: a@example.test\r\nSubject: s\r\nContent-Type: text/html\r\n\r\n<a href="https://a.example/">x</a>\r\n');
+  const out = trackMessage(plain, o).toString('latin1');
+  t.match(out, /^Content-Transfer-Encoding: base64$/m, 'the html part was rewritten');
+  t.equal(out.split('\r\n\r\n')[0].match(/^MIME-Version: 1\.0$/gim)?.length, 1);
+  const mime = Buffer.from(`MIME-Version: 1.0\r\n${plain.toString('latin1')}`);
+  t.equal(trackMessage(mime, o).toString('latin1').split('\r\n\r\n')[0].match(/^MIME-Version:/gim)?.length, 1);
+  const text = Buffer.from('From: a@example.test\r\nSubject: s\r\n\r\nplain text\r\n');
+  t.notMatch(trackMessage(text, o).toString('latin1'), /MIME-Version/, 'nothing rewritten, nothing added');
 });
