@@ -5,6 +5,7 @@
  * Building the MIME is pure CPU, so it runs on the worker pool (lib/worker-pool.ts).
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import type Mail from 'nodemailer/lib/mailer';
 import { mimeBytes } from './mime-bytes';
 import { asBuffer, defineTask, type WorkerPool } from '../lib/worker-pool';
@@ -22,6 +23,23 @@ export interface MessageParts {
 
 const address = (r: Recipient): Mail.Address => ({ address: r.email, name: r.name ?? '' });
 
+/** RFC 5322 §2.1.1: lines SHOULD stay within 78 characters; folding can only break at whitespace. */
+const lineLimit = 78;
+
+/**
+ * Spec, POST /v1/mails/send rule 3: "A long header value is folded and, if it cannot be folded,
+ * encoded per RFC 2047." nodemailer folds custom values at their spaces (and encodes non-ASCII
+ * ones); a word too long for any line (a bare URL, a token) is given as RFC 2047 encoded words
+ * instead, which fold between them and decode back to the value.
+ */
+export function foldableValue(name: string, value: string): string {
+  const tooLong = value.split(/[ \t]+/).some((word, i) => (i === 0 ? name.length + 2 : 1) + word.length > lineLimit);
+  return tooLong ? encodeWord(value, 'B', 52) : value;
+}
+
+const foldableHeaders = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, foldableValue(name, value)]));
+
 export const messageIdOf = (e: Envelope): string => `<${e.msgId}@${e.hostname}>`;
 
 /** The worker task: attachment contents arrive as Uint8Arrays when the parts crossed a thread. */
@@ -34,7 +52,7 @@ export function buildMessage(p: MessageParts): Promise<Buffer> {
     subject: p.subject,
     html: p.html ?? undefined,
     text: p.text ?? undefined,
-    headers: p.headers,
+    headers: foldableHeaders(p.headers),
     attachments: p.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: asBuffer(a.content) })),
     messageId: p.messageId,
     date: new Date(p.at),

@@ -7,6 +7,8 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type Mail from 'nodemailer/lib/mailer';
 import { mimeBytes } from '../../../src/accept/mime-bytes';
 import { buildMessage } from '../../../src/accept/assemble';
+import { simpleParser } from 'mailparser';
+import { decodeEncodedWords } from '../../../src/smtp/raw-headers';
 
 const base: Mail.Options = {
   from: { address: 'sender@example.test', name: 'Sénder Ñame' },
@@ -78,4 +80,26 @@ t.test('buildMessage (the worker task) answers the same bytes as nodemailer', as
   const body = (b: Buffer) => b.toString('latin1').split('\r\n\r\n').slice(1).join('\r\n\r\n');
   const streamed = await new MailComposer({ ...base, from: parts.from, to: parts.to, subject: 'S', html, messageId: '<m@h>', date: new Date(parts.at) }).compile().build();
   t.equal(body(built), body(streamed));
+});
+
+t.test('custom header values: folded at spaces, and RFC 2047-encoded where a word is too long to fold', async (t) => {
+  const headers = {
+    'X-Long-Token': 'v'.repeat(990),
+    'X-Url': `https://example.com/${'a'.repeat(120)} tail`,
+    'X-Words': 'word '.repeat(150).trim(),
+    'X-Short': 'plain value',
+  };
+  const parts = {
+    from: { address: 'sender@example.test', name: 'S' }, to: [{ address: 'r@example.test', name: '' }], cc: [], replyTo: null,
+    subject: 'S', html: '<p>x</p>', text: null, headers, attachments: [], messageId: '<m@h>', at: Date.UTC(2026, 0, 1),
+  };
+  const built = await buildMessage(parts);
+  const head = built.toString('latin1').split('\r\n\r\n')[0];
+  for (const line of head.split('\r\n')) t.ok(line.length <= 78, `line within 78: ${line.slice(0, 40)}…`);
+  t.match(head, /^X-Short: plain value$/m, 'a short value is left as it is');
+  t.match(head, /^X-Words: word word/m, 'a value with spaces is folded, not encoded');
+  t.match(head, /^X-Long-Token: =\?UTF-8\?B\?/m);
+  // mailparser leaves X- fields as written (unfolded); their encoded words decode to the value.
+  const parsed = await simpleParser(built);
+  for (const [name, value] of Object.entries(headers)) t.equal(decodeEncodedWords(String(parsed.headers.get(name.toLowerCase()))), value, `${name} reads back as sent`);
 });
