@@ -4,8 +4,9 @@
  * The contract rules shared with SMTP live in validate.ts.
  */
 import { ServiceError, validationError, type FieldError } from '../errors';
-import { validateBody } from '../lib/schemas';
+import { bodyErrors } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
+import { checkSubmission } from './validate';
 
 interface Address { email: string; name?: string | null }
 export interface SendRequest {
@@ -45,8 +46,9 @@ const recipients = (list: Address[] | null | undefined): Recipient[] => (list ??
  * which join the JSON attachments.
  */
 export function parseSendRequest(body: unknown, files: Attachment[] = []): Submission {
-  const req = validateBody<SendRequest>('SendRequest', body);
-  const errors: FieldError[] = [];
+  const errors = bodyErrors('SendRequest', body);
+  if (errors.length > 0 && !isObject(body)) throw validationError(errors);
+  const req = (errors.length > 0 ? wellTyped(body as Record<string, unknown>, errors) : body) as SendRequest;
   const attachments: Attachment[] = [];
   (req.attachments ?? []).forEach((a, i) => {
     const content = decodeStrictBase64(a.content);
@@ -56,8 +58,7 @@ export function parseSendRequest(body: unknown, files: Attachment[] = []): Submi
     }
     attachments.push({ filename: a.filename, contentType: a.type.toLowerCase(), content });
   });
-  if (errors.length > 0) throw validationError(errors);
-  return {
+  const submission: Submission = {
     door: 'http',
     senderEmail: req.sender_email,
     to: recipients(req.to),
@@ -75,6 +76,55 @@ export function parseSendRequest(body: unknown, files: Attachment[] = []): Submi
     customMsgId: req.custom_msg_id ?? null,
     customGroupCode: req.custom_group_code ?? null,
   };
+  if (errors.length > 0) throw validationError(withRuleErrors(errors, submission));
+  return submission;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Spec, 422: "one item per failing field". A body the schema refuses still has its other fields
+ * checked by the contract rules (validate.ts, which accept runs on a valid body), so a client
+ * learns every failing field at once; a field already reported is not reported twice.
+ */
+function withRuleErrors(errors: FieldError[], submission: Submission): FieldError[] {
+  let rules: FieldError[] = [];
+  try {
+    checkSubmission(submission);
+  } catch (err) {
+    if (err instanceof ServiceError && err.code === 'validation_error') rules = (err.extras.errors as FieldError[] | undefined) ?? [];
+  }
+  const reported = new Set(errors.map((e) => e.pointer));
+  return [...errors, ...rules.filter((e) => !reported.has(e.pointer))];
+}
+
+const pointerPart = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * The body with every field the schema refused made harmless for the rules: left out, or, where
+ * leaving it out would change another rule's verdict, a valid stand-in. A refused recipient or
+ * attachment stands in as a distinct valid one (the counts still count it); a refused
+ * template_id as some id (the content rules apply as the client meant them).
+ */
+function wellTyped(body: Record<string, unknown>, errors: FieldError[]): Record<string, unknown> {
+  const failing = (pointer: string): boolean => errors.some((e) => e.pointer === pointer || e.pointer.startsWith(`${pointer}/`));
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (!failing(`/${key}`)) {
+      out[key] = value;
+    } else if (key === 'to' || key === 'cc' || key === 'bcc') {
+      out[key] = Array.isArray(value) ? value.map((r, i) => (failing(`/${key}/${i}`) ? { email: `stand-in-${key}-${i}@example.invalid` } : r)) : [];
+    } else if (key === 'attachments') {
+      out[key] = Array.isArray(value) ? value.map((a, i) => (failing(`/attachments/${i}`) ? { type: 'application/octet-stream', content: '', filename: 'stand-in' } : a)) : [];
+    } else if (key === 'headers') {
+      out[key] = isObject(value) ? Object.fromEntries(Object.entries(value).filter(([name, v]) => typeof v === 'string' && !failing(`/headers/${pointerPart(name)}`))) : {};
+    } else if (key === 'template_id') {
+      out[key] = -1;
+    } else if (key === 'sender_email') {
+      out[key] = 'stand-in@example.invalid';
+    }
+  }
+  return out;
 }
 
 const jsonFields = new Set(['to', 'cc', 'bcc', 'reply_to', 'headers', 'attachments']);

@@ -98,10 +98,16 @@ function fieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
   return out;
 }
 
+/** A request body's schema failures, one item per field (none: it is valid). */
+export function bodyErrors(id: string, data: unknown): FieldError[] {
+  const v = compiled(bodyAjv, id);
+  return v(data) ? [] : fieldErrors(v.errors);
+}
+
 /** Validates a request body: 422 validation_error with errors[] on failure. */
 export function validateBody<T>(id: string, data: unknown): T {
-  const v = compiled(bodyAjv, id);
-  if (!v(data)) throw new ServiceError('validation_error', 'The request body does not satisfy the schema.', { errors: fieldErrors(v.errors) });
+  const errors = bodyErrors(id, data);
+  if (errors.length > 0) throw new ServiceError('validation_error', 'The request body does not satisfy the schema.', { errors });
   return data as T;
 }
 

@@ -59,6 +59,25 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
   t.equal(list.body.data.length, 0, 'nothing was accepted');
 });
 
+t.test('one 422 lists every failing field, whether the schema or a rule of the send refuses it', async (t) => {
+  const f = await sendFixture(t);
+  const many = Array.from({ length: 51 }, (_, i) => ({ email: f.rcpt(`r${i}`) }));
+  const pointers = async (body: Record<string, unknown>): Promise<string[]> => {
+    const r = await f.send(body);
+    t.equal(r.status, 422);
+    return (r.body.errors as { pointer: string }[]).map((e) => e.pointer).sort();
+  };
+  t.same(await pointers({ subject: 'a'.repeat(255), to: many }), ['/subject', '/to']);
+  t.same(await pointers({ text: '', headers: { From: 'x@y.test' }, to: [{ email: 'bad' }] }), ['/headers/From', '/text', '/to/0/email']);
+  // A recipient the schema refuses still counts toward the 50 (it stands in as a valid one).
+  t.same(await pointers({ to: [...many.slice(0, 50), { email: 42 }] }), ['/to', '/to/50/email']);
+  // A refused template_id keeps the content rules as meant: no "missing html" for a template send.
+  t.same(await pointers({ template_id: 'seven', subject: undefined, html: undefined }), ['/template_id']);
+  t.same(await pointers({ attachments: [{ type: 'text/plain', filename: 'a', content: 'not base64!' }], category: '!!!' }), ['/attachments/0/content', '/category']);
+  const once = await f.send({ subject: 'a'.repeat(255) });
+  t.equal(once.body.errors.filter((e: { pointer: string }) => e.pointer === '/subject').length, 1, 'a field is reported once');
+});
+
 t.test('a body that is not JSON is 400, another content type 415', async (t) => {
   const f = await sendFixture(t);
   const bad = await f.s.api('POST', '/v1/mails/send', { raw: '{"to": [', headers: { 'Content-Type': 'application/json' } });
