@@ -40,7 +40,6 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
   });
 }
 
-
 export async function startService(config: Readonly<Config>, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const db = openDb(config.dataDir);
   const metrics = createMetrics();

@@ -62,9 +62,16 @@ function utcOf(y: number, m: number, d: number, h = 0, mi = 0, sec = 0): number 
   return t.getTime();
 }
 
+// A formatter per zone: building one costs more than the several readings a day start takes.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
 /** The local calendar time at instant `at` in `tz`. */
 function localParts(at: number, tz: string): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number> {
-  const f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  let f = formatters.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    if (formatters.size < 1000) formatters.set(tz, f); // zones are a bounded set; a client's typos are not
+  }
   const p: Record<string, number> = {};
   for (const part of f.formatToParts(at)) p[part.type] = Number(part.value);
   return p as ReturnType<typeof localParts>;
@@ -97,10 +104,10 @@ function dateOf(date: string, param: string): number {
 function dayStart(utc: number, tz: string): number {
   const first = utc - zoneOffset(utc, tz);
   const second = utc - zoneOffset(first, tz);
-  const day = new Date(utc);
+  const date = new Date(utc);
   const inDay = (at: number): boolean => {
     const p = localParts(at, tz);
-    return p.year === day.getUTCFullYear() && p.month === day.getUTCMonth() + 1 && p.day === day.getUTCDate();
+    return p.year === date.getUTCFullYear() && p.month === date.getUTCMonth() + 1 && p.day === date.getUTCDate();
   };
   for (const at of [Math.min(first, second), Math.max(first, second)]) if (inDay(at)) return at;
   return first;
@@ -112,7 +119,7 @@ export function localDayStart(date: string, tz: string, param: string): number {
 }
 
 export function mailFilter(q: MailsQuery, instance: InstanceRow, at: number = now()): MailFilter {
-  const tz = q.tz && isTimeZone(q.tz) ? q.tz : isTimeZone(instance.timezone) ? instance.timezone : 'UTC';
+  const tz = queryZone(q, instance);
   const from = q.start_date ? localDayStart(q.start_date, tz, 'start_date') : retentionStart(at);
   // end_date is inclusive: the window ends where the next local day starts (never, after 9999-12-31).
   let to = Number.MAX_SAFE_INTEGER;

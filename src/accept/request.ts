@@ -6,7 +6,7 @@
 import { ServiceError, validationError, type FieldError } from '../errors';
 import { bodyErrors } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
-import { checkSubmission } from './validate';
+import { checkSubmission, pointerToken } from './validate';
 
 interface Address { email: string; name?: string | null }
 export interface SendRequest {
@@ -98,8 +98,6 @@ function withRuleErrors(errors: FieldError[], submission: Submission): FieldErro
   return [...errors, ...rules.filter((e) => !reported.has(e.pointer))];
 }
 
-const pointerPart = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
-
 /**
  * The body with every field the schema refused made harmless for the rules: left out, or, where
  * leaving it out would change another rule's verdict, a valid stand-in. A refused recipient or
@@ -117,7 +115,7 @@ function wellTyped(body: Record<string, unknown>, errors: FieldError[]): Record<
     } else if (key === 'attachments') {
       out[key] = Array.isArray(value) ? value.map((a, i) => (failing(`/attachments/${i}`) ? { type: 'application/octet-stream', content: '', filename: 'stand-in' } : a)) : [];
     } else if (key === 'headers') {
-      out[key] = isObject(value) ? Object.fromEntries(Object.entries(value).filter(([name, v]) => typeof v === 'string' && !failing(`/headers/${pointerPart(name)}`))) : {};
+      out[key] = isObject(value) ? Object.fromEntries(Object.entries(value).filter(([name, v]) => typeof v === 'string' && !failing(`/headers/${pointerToken(name)}`))) : {};
     } else if (key === 'template_id') {
       out[key] = -1;
     } else if (key === 'sender_email') {

@@ -41,7 +41,8 @@ export interface NormalizedSubmission extends Submission {
   attachmentBytes: number;
 }
 
-const escape = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+/** A key as one JSON Pointer reference token (RFC 6901 §3). */
+export const pointerToken = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * Accents folded, lowercased, any other run of characters than letters and digits → '-'; null
@@ -66,7 +67,7 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
     errors.push({ pointer: '/headers', code: 'too_long', message: `At most ${limits.headers} custom headers`, params: { max_length: limits.headers } });
   }
   for (const name of names) {
-    const pointer = `/headers/${escape(name)}`;
+    const pointer = `/headers/${pointerToken(name)}`;
     const value = headers[name];
     const lower = name.toLowerCase();
     if (!/^[\x21-\x39\x3b-\x7e]{1,126}$/.test(name)) {

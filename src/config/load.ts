@@ -100,10 +100,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (!validate(merged)) {
     const e = validate.errors?.[0];
     // The failing key by the name the operator wrote: the environment variable (and the file key).
-    const key = e?.params && 'additionalProperty' in e.params ? String(e.params.additionalProperty) : (e?.instancePath ?? '').split('/')[1] ?? '';
+    const unknown = e?.keyword === 'additionalProperties' ? String((e.params as { additionalProperty: string }).additionalProperty) : null;
+    const key = unknown ?? (e?.instancePath ?? '').split('/')[1] ?? '';
     const envName = Object.entries(envKeys).find(([, [k]]) => k === key)?.[0];
     const where = key === '' ? '/' : envName ? `${envName} (${key})` : key;
-    throw new ConfigError(`invalid configuration at ${where}: ${e?.params && 'additionalProperty' in e.params ? 'unknown key' : e?.message ?? 'invalid'}`);
+    throw new ConfigError(`invalid configuration at ${where}: ${unknown !== null ? 'unknown key' : e?.message ?? 'invalid'}`);
   }
   const c = merged as unknown as Config;
   if (c.hostname === null) c.hostname = os.hostname();
@@ -136,6 +137,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 /** The forms node:dns setServers takes: an IP, IPv4:port, or [IPv6]:port. */
 function isDnsServer(s: string): boolean {
   if (isIP(s)) return true;
-  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(s) ?? /^([^:]+):(\d{1,5})$/.exec(s);
-  return m !== null && isIP(m[1]) !== 0 && Number(m[2]) >= 1 && Number(m[2]) <= 65535 && (s.startsWith('[') ? isIP(m[1]) === 6 : isIP(m[1]) === 4);
+  const v6 = /^\[([^\]]+)\]:(\d{1,5})$/.exec(s);
+  const v4 = /^([^:]+):(\d{1,5})$/.exec(s);
+  const [, ip, port] = v6 ?? v4 ?? [];
+  return ip !== undefined && isIP(ip) === (v6 ? 6 : 4) && Number(port) >= 1 && Number(port) <= 65535;
 }

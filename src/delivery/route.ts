@@ -15,7 +15,8 @@ export interface Router { route(domain: string): Promise<Route> }
 
 const NO_RECORD = new Set(['ENOTFOUND', 'ENODATA']);
 const errCode = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
-const bounced = (response: string, restrict: boolean): Route => ({ kind: 'outcome', outcome: { kind: 'bounced', scope: 'recipient', response, restrict } });
+// Every verdict DNS gives is permanent, so each restricts the address (CONTRACT §5).
+const bounced = (response: string): Route => ({ kind: 'outcome', outcome: { kind: 'bounced', scope: 'recipient', response, restrict: true } });
 const deferred = (response: string): Route => ({ kind: 'outcome', outcome: { kind: 'deferred', scope: 'site', response } });
 
 export function relayHop(relay: string): Hop {
@@ -56,12 +57,12 @@ export function createRouter(o: RouteOptions): Router {
       mx = await resolver.resolveMx(domain);
     } catch (err) {
       const code = errCode(err);
-      if (code === 'ENOTFOUND') return bounced(`550 5.1.2 domain ${domain} does not exist (DNS NXDOMAIN)`, true);
+      if (code === 'ENOTFOUND') return bounced(`550 5.1.2 domain ${domain} does not exist (DNS NXDOMAIN)`);
       if (code !== 'ENODATA') return deferred(`451 4.4.3 DNS lookup of ${domain} MX failed: ${code}`);
       mx = [];
     }
     if (mx.length === 1 && (mx[0].exchange === '' || mx[0].exchange === '.')) {
-      return bounced(`556 5.1.10 domain ${domain} accepts no mail (null MX)`, true);
+      return bounced(`556 5.1.10 domain ${domain} accepts no mail (null MX)`);
     }
     // No MX: the domain itself is the implicit MX (RFC 5321 §5.1).
     const exchanges = mx.length ? [...mx].sort((a, b) => a.priority - b.priority).map((m) => m.exchange.replace(/\.$/, '')) : [domain];
@@ -74,8 +75,7 @@ export function createRouter(o: RouteOptions): Router {
     }
     if (hops.length) return { kind: 'hops', hops };
     if (failed) return deferred(`451 4.4.3 DNS lookup of the mail hosts of ${domain} failed`);
-    // Permanent like a 5xx, so restricted like one (CONTRACT §5): the next send to it is dropped.
-    return bounced(`550 5.1.2 domain ${domain} has no mail host (no MX, A or AAAA)`, true);
+    return bounced(`550 5.1.2 domain ${domain} has no mail host (no MX, A or AAAA)`);
   }
 
   const relay = o.relay === null ? null : relayHop(o.relay);

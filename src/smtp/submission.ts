@@ -18,7 +18,6 @@ import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripH
 import { loadTlsCredentials, type TlsCredentials } from './tls';
 import { listenSmtp, type Listener } from './listen';
 
-export type { Listener } from './listen';
 export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger; accept: Accept }
 
 /** Spec, Limits (one source with the accept path): 15 MB = 15728640 bytes, 50 recipients. */
