@@ -5,22 +5,16 @@
  */
 import type { Db } from '../store/db';
 import type { MailFilter, MailRow } from '../store/mails';
-import { addMailFilters, isCostlyCount } from '../store/mail-filter';
-import { listPage, Where, type ListQuery, type Page, type PageRequest } from '../store/page';
+import { mailListQuery } from '../store/mail-filter';
+import { listPage, type ListQuery, type Page, type PageRequest } from '../store/page';
 import { iso } from '../lib/time';
 import { presentMail } from './reports';
 
 const bouncedStatus = 6;
 
-function mailsWhere(instanceId: number, f: MailFilter): Where {
-  const w = new Where().add('m.instance_id = ?', instanceId).add('m.received_at >= ?', f.from).add('m.received_at < ?', f.to);
-  return addMailFilters(w, f);
-}
-
 /** GET /v1/activities/sent as a query (its export): the rows of listMails, in its order. */
 export function sentQuery(instanceId: number, f: MailFilter): ListQuery {
-  const w = mailsWhere(instanceId, f);
-  return { select: 'm.*', from: `FROM mails m ${w}`, params: w.params, orderBy: 'm.received_at DESC, m.id DESC', withTotal: !isCostlyCount(f) };
+  return mailListQuery(instanceId, f);
 }
 
 export interface BouncedRow extends MailRow { bounced_at: number | null; reason: string | null }
@@ -30,18 +24,10 @@ export interface BouncedRow extends MailRow { bounced_at: number | null; reason:
 // Diagnostic-Code). The reason is the remote's words when there are some, else our detail.
 const lastBounce = "FROM mail_logs l WHERE l.mail_row = m.id AND l.event = 'bounced' ORDER BY l.id DESC LIMIT 1";
 
-/**
- * Bounced mails (status 6; a `status` filter is overridden). INDEXED BY: without ANALYZE the planner
- * walks mails_by_received for its order and reads every mail of the window to find the few bounced;
- * mails_by_status (instance_id, status, received_at) gives the same order over bounced mails only.
- */
+/** Bounced mails (status 6; a `status` filter is overridden), read through mails_by_status unless a rarer filter picks its index. */
 export function bouncedQuery(instanceId: number, f: MailFilter): ListQuery {
-  const filter: MailFilter = { ...f, status: bouncedStatus };
-  const w = mailsWhere(instanceId, filter);
-  return {
-    select: `m.*, (SELECT l.at ${lastBounce}) AS bounced_at, (SELECT COALESCE(l.response, l.detail) ${lastBounce}) AS reason`,
-    from: `FROM mails m INDEXED BY mails_by_status ${w}`, params: w.params, orderBy: 'm.received_at DESC, m.id DESC', withTotal: !isCostlyCount(filter),
-  };
+  const select = `m.*, (SELECT l.at ${lastBounce}) AS bounced_at, (SELECT COALESCE(l.response, l.detail) ${lastBounce}) AS reason`;
+  return mailListQuery(instanceId, { ...f, status: bouncedStatus }, select);
 }
 
 export function listBounced(db: Db, instanceId: number, f: MailFilter, p: PageRequest): Page<BouncedRow> {

@@ -4,8 +4,8 @@
  * filters need are copied onto each mail row at acceptance.
  */
 import type { Db } from './db';
-import { addMailFilters, isCostlyCount } from './mail-filter';
-import { listPage, Where, type Page, type PageRequest } from './page';
+import { mailListQuery } from './mail-filter';
+import { listPage, type Page, type PageRequest } from './page';
 
 export interface MailRow {
   id: number;
@@ -98,14 +98,9 @@ export interface MailFilter {
   opened?: 'all' | 'opened' | 'unopened';
 }
 
-/**
- * Newest first. The count is skipped (total_items null) when a filter cannot use an index and
- * the window is the whole table: partial subject, prefix recipient, opened.
- */
+/** Newest first; total_items null where counting is costly (mail-filter.ts isCostlyCount). */
 export function listMails(db: Db, instanceId: number, f: MailFilter, p: PageRequest): Page<MailRow> {
-  const w = new Where().add('m.instance_id = ?', instanceId).add('m.received_at >= ?', f.from).add('m.received_at < ?', f.to);
-  addMailFilters(w, f);
-  return listPage<MailRow>(db, { select: 'm.*', from: `FROM mails m ${w}`, params: w.params, orderBy: 'm.received_at DESC, m.id DESC', withTotal: !isCostlyCount(f) }, p);
+  return listPage<MailRow>(db, mailListQuery(instanceId, f), p);
 }
 
 export function findMail(db: Db, instanceId: number, mailId: string): MailRow | undefined {

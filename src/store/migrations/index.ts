@@ -5,7 +5,8 @@ import * as m030 from './030-mail-lists';
 import * as m060 from './060-delivery-claims';
 import * as m080 from './080-activity-reports';
 import * as m090 from './090-suppression-first';
+import * as m100 from './100-mail-list-order';
 
 export interface Migration { version: number; name: string; sql: string }
 
-export const migrations: Migration[] = [m001, m020, m030, m060, m080, m090];
+export const migrations: Migration[] = [m001, m020, m030, m060, m080, m090, m100];
