@@ -98,7 +98,7 @@ t.test('domain revoke sets the four states to revoked and validate does not undo
   t.equal((await f.s.cli('domain', 'dkim', f.slug, `${f.slug}.sandbox.test`, '--json')).json.active_selector, 's1', 'its keys are unchanged');
 });
 
-t.test('dkim rotate: the old s1 TXT no longer verifies until the new one is published', async (t) => {
+t.test('dkim rotate: s2 signs, s1 gets a fresh key, and the customer\'s CNAMEs keep the domain verified', async (t) => {
   const f = await fixture();
   f.dns.setZone(f.zone());
   t.same(states((await f.validate()).body), allVerified);
@@ -110,11 +110,7 @@ t.test('dkim rotate: the old s1 TXT no longer verifies until the new one is publ
   t.not(s1new.txt, s1old.txt, 's1 has a fresh key');
   t.equal(s2new.txt, s2old.txt, 's2 keeps its key');
   t.same([s1new.active, s2new.active], [false, true]);
-  t.same(states((await f.validate()).body), { ...allVerified, dkim: 'failed' }, 'the stale s1 TXT fails');
-  const z = f.zone();
-  z[s1new.cname_target].TXT = [s1new.txt];
-  f.dns.setZone(z);
-  t.same(states((await f.validate()).body), allVerified, 'publishing the new TXT verifies again');
+  t.same(states((await f.validate()).body), allVerified, 'the stale s1 TXT at the operator\'s target is not the customer\'s record');
   const printed = await f.s.cli('domain', 'dkim', f.slug, f.name, '--json');
   t.same(printed.json.selectors, rot.json.selectors, 'domain dkim prints the current keys');
 });
