@@ -47,8 +47,12 @@ export function listEvents(db: Db, instanceId: number, q: store.EventFilter, p: 
   return { ...page, items: presentEvents(db, instanceId, page.items) };
 }
 
-/** Field-level checks the schema cannot express: the purpose exists, the email is an address. */
-function normalizeRules(db: Db, instanceId: number, rules: RuleInput[]): store.NewRule[] {
+/**
+ * Field-level checks the schema cannot express: the purpose exists, the email is an address.
+ * Returns the rules with their 422 items, thrown by the caller after the spec's 404 and 409
+ * answers, which judge the request's meaning and are what a client switches on.
+ */
+function normalizeRules(db: Db, instanceId: number, rules: RuleInput[]): { rules: store.NewRule[]; errors: FieldError[] } {
   const errors: FieldError[] = [];
   const out = rules.map((r, i): store.NewRule => {
     if (!store.findPurpose(db, instanceId, r.purpose_id)) {
@@ -62,8 +66,7 @@ function normalizeRules(db: Db, instanceId: number, rules: RuleInput[]): store.N
     }
     return { channel: r.channel ?? 'mail', contactType: r.contact_type, contact, purposeId: r.purpose_id, action: r.action };
   });
-  if (errors.length) throw validationError(errors);
-  return out;
+  return { rules: out, errors };
 }
 
 function checkRuleSet(rules: store.NewRule[]): void {
@@ -87,12 +90,13 @@ function checkRuleSet(rules: store.NewRule[]): void {
 export function registerEvent(db: Db, instanceId: number, input: EventInput, at: number): EventObject {
   // One IMMEDIATE transaction: the term's current version cannot change between check and insert.
   return db.transaction(() => {
-    const rules = normalizeRules(db, instanceId, input.rules);
     const term = requireTerm(db, instanceId, input.term_id);
     if (term.is_active !== 1) throw new ServiceError('consent_term_inactive', `Consent term ${term.id} is inactive.`);
     const version = store.currentVersion(db, instanceId, term.id);
     if (!version) throw new ServiceError('consent_term_no_current_version', `Consent term ${term.id} has no current version.`);
+    const { rules, errors } = normalizeRules(db, instanceId, input.rules);
     checkRuleSet(rules);
+    if (errors.length) throw validationError(errors);
     const id = store.insertEvent(db, instanceId, { termId: term.id, termVersionId: version.id, status: 'confirmed', method: input.method, source: 'api', confirmedAt: at, at, rules });
     return getEvent(db, instanceId, id);
   }).immediate();

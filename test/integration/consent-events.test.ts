@@ -91,8 +91,12 @@ t.test('every error of the event table, with nothing stored by a refused request
   const refs = await expect({ term_id: term.id, method: 'single_opt_in', rules: [{ ...rule, purpose_id: 999999 }, { ...rule, purpose_id: p.newsletter, contact: 'not an email' }] },
     422, 'validation_error', 'unknown purpose and invalid email');
   t.same(refs.body.errors.map((e: { pointer: string }) => e.pointer), ['/rules/0/purpose_id', '/rules/1/contact']);
-  // 422 comes before the term checks: a body that can never succeed says so first.
-  await expect({ term_id: 424242, method: 'single_opt_in', rules: [{ ...rule, purpose_id: 999999 }] }, 422, 'validation_error', '422 before 404');
+  // The spec's 404 and 409 answers come before the checks of rule values beyond the schema: an
+  // unknown term is 404 whatever purpose ids the rules name (ids are per store, not per instance).
+  await expect({ term_id: 424242, method: 'single_opt_in', rules: [{ ...rule, purpose_id: 999999 }] }, 404, 'consent_term_not_found', '404 before an unknown purpose');
+  await expect({ term_id: inactive.id, method: 'single_opt_in', rules: [{ ...rule, purpose_id: 999999 }] }, 409, 'consent_term_inactive', '409 before an unknown purpose');
+  await expect({ term_id: term.id, method: 'single_opt_in', rules: [{ ...rule, channel: 'sms', contact: '+56912345678' }] }, 409,
+    'consent_contact_type_channel_mismatch', 'a phone number as an email_address on sms is the mismatch, not an invalid email');
   // The term comes before the rules' conflicts.
   await expect({ term_id: inactive.id, method: 'single_opt_in', rules: [rule, rule] }, 409, 'consent_term_inactive', 'term before duplicates');
 
@@ -147,11 +151,12 @@ t.test('another instance never sees or uses these consents', async (t) => {
   const term = await makeTerm(s, a.slug, [['v1', true]]);
   const created = await s.api('POST', '/v1/consent-events', { body: { term_id: term.id, method: 'single_opt_in', rules: [{ contact_type: 'email_address', contact: 'z@example.com', purpose_id: p.marketing, action: 'allow' }] } });
   t.equal(created.status, 201);
-  await s.tenant();
+  const b = await s.tenant();
   t.equal((await s.api('GET', `/v1/consent-events/${created.body.id}`)).status, 404);
   t.equal((await s.api('GET', '/v1/consent-events')).body.data.length, 0);
   const useTerm = await s.api('POST', '/v1/consent-events', { body: { term_id: term.id, method: 'single_opt_in', rules: [{ contact_type: 'email_address', contact: 'z@example.com', purpose_id: (await purposeIds(s)).marketing, action: 'allow' }] } });
   t.equal(useTerm.body.code, 'consent_term_not_found', "another instance's term does not exist here");
-  const usePurpose = await s.api('POST', '/v1/consent-events', { body: { term_id: 1, method: 'single_opt_in', rules: [{ contact_type: 'email_address', contact: 'z@example.com', purpose_id: p.marketing, action: 'allow' }] } });
+  const ownTerm = await makeTerm(s, b.slug, [['v1', true]]);
+  const usePurpose = await s.api('POST', '/v1/consent-events', { body: { term_id: ownTerm.id, method: 'single_opt_in', rules: [{ contact_type: 'email_address', contact: 'z@example.com', purpose_id: p.marketing, action: 'allow' }] } });
   t.same(usePurpose.body.errors?.map((e: { pointer: string }) => e.pointer), ['/rules/0/purpose_id'], "another instance's purpose is unknown here");
 });
