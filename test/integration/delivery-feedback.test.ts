@@ -103,3 +103,22 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   const unknown = await refusal(sendToMx(mx, 'a@remote.test', 'bounces+nosuchmail@brand.test', 'Subject: x\r\n\r\nhi\r\n'));
   t.equal(unknown?.responseCode, 550, 'unknown return paths are refused');
 });
+
+t.test('a click redirects to the link exactly as the mail has it, percent-encoding only what a header cannot carry', async (t) => {
+  const w = await startWorld(t);
+  const links = ['https://Example.com', 'https://example.com/Landing?utm=A', 'https://example.com/a b/ñ'];
+  const q = await w.send(['ana@example.test'], { html: `<p>${links.map((l) => `<a href="${l}">x</a>`).join(' ')}</p>` });
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
+  const html = String((await simpleParser(w.sink.received[0].raw)).html);
+  const clicks = [...html.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1].replace(/&amp;/g, '&'));
+  t.equal(clicks.length, 3);
+  const locations: string[] = [];
+  for (const c of clicks) {
+    const res = await fetch(w.ts.url + c.slice(w.ts.svc.config.publicUrl.length), { redirect: 'manual' });
+    t.equal(res.status, 302);
+    locations.push(String(res.headers.get('location')));
+  }
+  t.same(locations, ['https://Example.com', 'https://example.com/Landing?utm=A', 'https://example.com/a%20b/%C3%B1']);
+  const recorded = await w.ts.api('GET', '/v1/activities/clicks');
+  t.same(recorded.body.data.map((r: { url: string }) => r.url).sort(), [...links].sort(), 'the clicks list shows the links as the mail had them');
+});

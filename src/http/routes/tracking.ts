@@ -17,6 +17,21 @@ const notFound = (): ServiceError => new ServiceError('not_found', 'No such link
 const page = (title: string, body: string): string =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
 
+/**
+ * The Location of a click: the link exactly as the mail had it (the reports show it so too),
+ * not as a URL parser re-serializes it (Koa's redirect turns `https://example.com` into
+ * `https://example.com/`). Only a link with characters a header cannot carry (spaces, non-ASCII)
+ * is percent-encoded by the WHATWG parser; CR/LF never reach a header either way.
+ */
+function locationOf(url: string): string | null {
+  if (/^[\x21-\x7e]+$/.test(url)) return url;
+  try {
+    return new URL(url).href;
+  } catch {
+    return null;
+  }
+}
+
 export function trackingRoutes({ db, config }: HttpDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/t', sensitive: true });
   const secret = trackingSecret(config.dataDir);
@@ -34,11 +49,15 @@ export function trackingRoutes({ db, config }: HttpDeps): Router<AppState> {
   router.get('/c/:mailId/:sig', (ctx) => {
     const url = typeof ctx.query.u === 'string' ? ctx.query.u : '';
     const ok = /^https?:\/\//i.test(url) && verifyLink(secret, 'c', ctx.params.mailId, ctx.params.sig, url);
-    const mail = ok ? findMail(db, ctx.params.mailId) : undefined;
-    if (!mail) throw notFound();
+    const location = ok ? locationOf(url) : null;
+    const mail = location ? findMail(db, ctx.params.mailId) : undefined;
+    if (!mail || !location) throw notFound();
     recordEngagement(db, mail, 'click', url, Date.now());
     ctx.set('Cache-Control', 'no-store, max-age=0');
-    ctx.redirect(url);
+    ctx.status = 302;
+    ctx.set('Location', location);
+    ctx.type = 'text/plain';
+    ctx.body = 'Redirecting.';
   });
 
   // GET shows a confirmation form: link scanners fetch GETs, so only the POST unsubscribes (RFC 8058 §2).
