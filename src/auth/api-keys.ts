@@ -100,9 +100,14 @@ export function hasScope(p: Principal, scope: Scope): boolean {
   return p.key.access_type === 'all' || parseJson<string[]>(p.key.scopes, []).includes(scope);
 }
 
+/** 403: an API key never operates a disabled instance, whatever path or verb it asks for. */
+export function requireActiveInstance(p: Principal): void {
+  if (!p.instance.is_active) throw new ServiceError('forbidden', generic.forbidden as string);
+}
+
 /** 403 for a disabled instance or a missing scope; only then 403 ip_not_allowed. */
 export function authorize(p: Principal, scope: Scope | null, remoteIp: string): void {
-  if (!p.instance.is_active) throw new ServiceError('forbidden', generic.forbidden as string);
+  requireActiveInstance(p);
   if (scope !== null && !hasScope(p, scope)) throw new ServiceError('forbidden', generic.forbidden as string);
   const allowed = ipAllowed(remoteIp, parseJson<string[]>(p.instance.ip_allow, [])) && ipAllowed(remoteIp, parseJson<string[]>(p.key.ip_allow, []));
   if (!allowed) throw new ServiceError('ip_not_allowed', generic.ip_not_allowed as string);

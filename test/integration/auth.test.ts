@@ -68,6 +68,9 @@ t.test('403 for a missing scope and a disabled instance; ip_not_allowed only for
   const disabled = await s.api('GET', '/v1/domains');
   t.equal(disabled.status, 403);
   t.equal(disabled.body.code, 'forbidden');
+  for (const [method, path] of [['GET', '/v1/nothing'], ['DELETE', '/v1/senders'], ['GET', '/v1/mails/send']] as const) {
+    t.equal((await s.api(method, path)).status, 403, `${method} ${path}: a disabled instance is 403 before any 404 or 405`);
+  }
   t.equal((await s.cli('instance', 'enable', slug, '--json')).json.is_active, true);
   t.equal((await s.api('GET', '/v1/domains')).status, 200);
 });
