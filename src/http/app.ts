@@ -23,17 +23,26 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   const pub = publicRoutes({ ...deps, openapi: () => (openapi ??= buildOpenApi(api.endpoints, deps.config.publicUrl)), metrics: deps.metrics.render });
 
   app.use(requestId());
+  // One access line per request (spec, Identifiers: the request id appears in the logs), written
+  // after problem() settled the status; the path without its query, which can carry addresses.
   app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
       deps.metrics.httpRequests.inc({ method: ctx.method, status: String(ctx.status) });
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      deps.log.info({ request_id: ctx.state.requestId, trace_id: ctx.state.traceId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'http.request');
     }
   });
   app.use(problem(deps.log));
   app.use(pub.routes());
   app.use(trackingRoutes(deps).routes());
   app.use(authenticateV1(deps.db));
+  app.use(async (ctx, next) => {
+    if (ctx.querystring && !wellEncoded(ctx.querystring)) throw new ServiceError('malformed_request', 'The query string is not valid percent-encoding.');
+    await next();
+  });
   // A literal path is that resource, not a value of a sibling's parameter: GET /v1/mails/send is
   // a verb POST /v1/mails/send does not accept (405), not the mail whose id is "send".
   const literal = literalPaths(api);
@@ -56,6 +65,19 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   // Errors are answered by problem(); this only silences Koa's default stderr print.
   app.on('error', () => undefined);
   return { app, api };
+}
+
+/**
+ * Every query-string value must be percent-encoded (spec, Text filters): `%zz` or a cut UTF-8
+ * sequence is a malformed parameter (400), not a value the parser quietly keeps as typed.
+ */
+function wellEncoded(querystring: string): boolean {
+  try {
+    decodeURIComponent(querystring.replace(/\+/g, ' '));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function notAllowed(method: string, allowed: string[]): ServiceError {

@@ -65,7 +65,7 @@ export function toFieldError(e: ErrorObject): FieldError {
     case 'maxLength': code = 'string_too_long'; params = { max_length: p.limit }; break;
     case 'minLength': code = 'string_too_short'; params = { min_length: p.limit }; break;
     case 'pattern': code = 'string_pattern_mismatch'; params = { pattern: p.pattern }; break;
-    case 'type': code = typeCodes[String(Array.isArray(p.type) ? p.type[0] : p.type)] ?? 'type_error'; params = { expected: p.type }; break;
+    case 'type': code = typeCodes[String(Array.isArray(p.type) ? p.type[0] : p.type)] ?? 'type_error'; params = { expected: Array.isArray(p.type) ? p.type.join(', ') : p.type }; break;
     case 'enum': code = 'enum'; params = { expected: (p.allowedValues as unknown[]).map(String).join(', ') }; break;
     case 'const': code = 'literal_error'; params = { expected: p.allowedValue }; break;
     case 'format': code = `value_error.${String(p.format)}`; params = { format: p.format }; break;
@@ -115,24 +115,39 @@ export function validateBody<T>(id: string, data: unknown): T {
 /** The spellings of a boolean query value that HTTP frameworks accept (any case). */
 const booleanWords: Record<string, string> = { true: 'true', t: 'true', yes: 'true', y: 'true', on: 'true', 1: 'true', false: 'false', f: 'false', no: 'false', n: 'false', off: 'false', 0: 'false' };
 
-/** Names of the boolean parameters of a query schema (read once per schema). */
-const booleanParams = new Map<string, string[]>();
-function booleansOf(id: string): string[] {
-  let names = booleanParams.get(id);
+type Props = Record<string, { type?: unknown }>;
+/** A query schema's properties with those of the schemas it includes (`allOf: [{$ref: PageQuery}]`). */
+function propertiesOf(id: string): Props {
+  const doc = schemaDocs.find((d) => d.$id === id);
+  const included = ((doc?.allOf ?? []) as { $ref?: string }[]).map((s) => (s.$ref ? propertiesOf(s.$ref) : {}));
+  return Object.assign({}, ...included, (doc?.properties ?? {}) as Props) as Props;
+}
+
+/** Names of the parameters of a query schema that take a `type` (read once per schema and type). */
+const typedParams = new Map<string, string[]>();
+function paramsOf(id: string, type: 'boolean' | 'integer'): string[] {
+  let names = typedParams.get(`${id} ${type}`);
   if (!names) {
-    const props = (schemaDocs.find((d) => d.$id === id)?.properties ?? {}) as Record<string, { type?: unknown }>;
-    names = Object.entries(props).filter(([, p]) => p.type === 'boolean' || (Array.isArray(p.type) && p.type.includes('boolean'))).map(([k]) => k);
-    booleanParams.set(id, names);
+    names = Object.entries(propertiesOf(id)).filter(([, p]) => p.type === type || (Array.isArray(p.type) && p.type.includes(type))).map(([k]) => k);
+    typedParams.set(`${id} ${type}`, names);
   }
   return names;
 }
 
+// An integer in a query is written in decimal digits: ajv's coercion also takes `1e1`, `0x5`
+// and `5.0`, which no client means as a page number.
+const decimalInteger = /^[+-]?\d+$/;
+
 export function validateQuery<T>(id: string, query: Record<string, unknown>): T {
   const copy: Record<string, unknown> = { ...query };
   // ajv coerces only "true"/"false": `?is_active=1` or `=TRUE` is just as clear a boolean.
-  for (const name of booleansOf(id)) {
+  for (const name of paramsOf(id, 'boolean')) {
     const v = copy[name];
     if (typeof v === 'string' && booleanWords[v.trim().toLowerCase()] !== undefined) copy[name] = booleanWords[v.trim().toLowerCase()];
+  }
+  for (const name of paramsOf(id, 'integer')) {
+    const v = copy[name];
+    if (typeof v === 'string' && !decimalInteger.test(v.trim())) throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: must be an integer.`);
   }
   const v = compiled(queryAjv, id);
   if (!v(copy)) {

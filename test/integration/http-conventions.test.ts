@@ -121,6 +121,19 @@ t.test('HTTP conventions of every response', async (t) => {
   });
 });
 
+t.test('a query integer is decimal digits and the query string is valid percent-encoding, else 400', async (t) => {
+  const s = await startTestService(t);
+  await s.tenant();
+  for (const q of ['page_size=1e1', 'page_size=0x5', 'page_size=5.0', 'page=%201%2E5', 'recipient=%zz', 'subject=%E0%A4%A']) {
+    const res = await s.api('GET', `/v1/mails?${q}`);
+    t.equal(res.status, 400, q);
+    t.equal(res.body.code, 'malformed_request', q);
+  }
+  t.equal((await s.api('GET', '/v1/mails?page_size=5&page=%2B1&subject=a%2Bb+c')).status, 200, 'digits with a sign, and well-encoded text');
+  const typed = await s.api('POST', '/v1/mails/send', { body: { sender_email: 'x@y.test', to: [{ email: 'a@b.test' }], subject: 5, html: 'x' } });
+  t.same(typed.body.errors.find((e: { pointer: string }) => e.pointer === '/subject')?.params, { expected: 'string, null' }, '422 params are plain scalars');
+});
+
 t.test('an internal failure is a generic 500 with a trace_id, the cause only in the log', async (t) => {
   const s = await startTestService(t);
   await s.tenant();

@@ -44,6 +44,12 @@ t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept 
   t.equal(res.status, 200, 'the key created before the restart still works');
   const body = (await res.json()) as { data: { email_address: string }[] };
   t.same(body.data.map((s) => s.email_address), ['sandbox@keep.sandbox.test']);
+  // Each request's id is in the log (spec, Identifiers), with its outcome; a trace id rides along.
+  const traced = await fetch(`http://${second.addresses.http}/v1/nothing`, { headers: { Authorization: `Bearer ${key}`, 'X-Instance-Slug': 'keep', 'X-Request-Id': 'find me 42' } });
+  t.equal(traced.status, 404);
+  t.match(traced.headers.get('x-trace-id'), /^[0-9a-f]{32}$/);
+  await waitFor(async () => second.lines.some((l) => l.request_id === 'find me 42'), { what: 'the request line' });
+  t.match(second.lines.find((l) => l.request_id === 'find me 42'), { msg: 'http.request', method: 'GET', path: '/v1/nothing', status: 404, trace_id: traced.headers.get('x-trace-id') });
   second.child.kill('SIGINT');
   t.equal((await second.exited).code, 0, 'SIGINT exits 0');
 });

@@ -1,4 +1,7 @@
-/** X-Request-Id on every response: the client's (when sane) or a new UUID; a trace id per request. */
+/**
+ * X-Request-Id on every response: the client's (when sane) or a new UUID; a trace id per request,
+ * sent as X-Trace-Id (spec, Cross-cutting conventions) and quoted by every problem body.
+ */
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { randomHex } from '../../lib/tokens';
@@ -14,6 +17,7 @@ export function requestId(): Koa.Middleware<AppState> {
     ctx.state.requestId = sane.test(given) ? given : crypto.randomUUID();
     ctx.state.traceId = randomHex(16);
     ctx.set('X-Request-Id', ctx.state.requestId);
+    ctx.set('X-Trace-Id', ctx.state.traceId);
     await next();
   };
 }
