@@ -37,7 +37,19 @@ export async function composeCopy(d: AttemptDeps, mail: AttemptRow): Promise<Buf
   const senderDomain = domainOf(mail.sender_email);
   const row = senderDomain ? activeSigningKey(d.db, mail.instance_id, senderDomain) : undefined;
   const key = row ? { id: row.id, domain: row.domain, selector: row.selector, pem: row.private_key } : null;
-  return d.composer.compose({ raw, mailId: mail.mail_id, publicUrl: d.publicUrl, secret: d.secret, hostname: d.hostname, key });
+  return d.composer.compose({ raw, mailId: mail.mail_id, publicUrl: d.publicUrl, secret: d.secret, hostname: d.hostname, key, received: receivedHeader(d.hostname, mail) });
+}
+
+/**
+ * The trace header of the platform's hop (RFC 5321 §4.4; spec, send rule 2: `Received` is
+ * written by the platform): which door took the message, its msg_id and when. The client's
+ * address is not kept, so there is no `from` clause; every value is ours or an address that
+ * validation already held to one line.
+ */
+export function receivedHeader(hostname: string, mail: Pick<AttemptRow, 'door' | 'msg_id' | 'rcpt' | 'received_at'>): string {
+  const protocol = mail.door === 'smtp' ? 'ESMTPSA' : 'HTTP';
+  const date = new Date(mail.received_at).toUTCString().replace(/GMT$/, '+0000');
+  return `Received: by ${hostname} (Estafeta) with ${protocol} id ${mail.msg_id}\r\n\tfor <${mail.rcpt}>; ${date}\r\n`;
 }
 
 export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise<Outcome> {

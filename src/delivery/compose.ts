@@ -1,12 +1,13 @@
 /**
- * The recipient's copy from the spooled bytes: tracking (pixel, links, List-Unsubscribe), then
- * the DKIM signature over the final headers. Pure CPU, so it can run in a worker thread.
+ * The recipient's copy from the spooled bytes: tracking (pixel, links, List-Unsubscribe), the
+ * platform's Received line, then the DKIM signature over the final headers. Pure CPU, so it can run in a worker thread.
  */
 import { linkBuilder, type LinkBuilder } from '../tracking/links';
 import { dkimSignature, type SigningKey } from './sign';
 import { toCrlf, trackMessage } from './track';
 
-export interface ComposeJob { raw: Buffer; mailId: string; publicUrl: string; secret: Buffer; hostname: string; key: SigningKey | null }
+/** `received`: the platform's trace header line(s), CRLF-ended, put on top of the copy. */
+export interface ComposeJob { raw: Buffer; mailId: string; publicUrl: string; secret: Buffer; hostname: string; key: SigningKey | null; received?: string }
 
 const builders = new Map<string, LinkBuilder>();
 
@@ -18,9 +19,10 @@ function links(publicUrl: string, secret: Buffer): LinkBuilder {
 }
 
 export function composeBytes(job: ComposeJob): Buffer {
-  const tracked = trackMessage(toCrlf(job.raw), {
+  const body = trackMessage(toCrlf(job.raw), {
     mailId: job.mailId, links: links(job.publicUrl, job.secret), trackHtml: true, unsubscribeMailto: `unsubscribe+${job.mailId}@${job.hostname}`,
   });
+  const tracked = job.received ? Buffer.concat([Buffer.from(job.received, 'utf8'), body]) : body;
   if (!job.key) return tracked;
   return Buffer.concat([Buffer.from(dkimSignature(tracked, job.key), 'latin1'), tracked]);
 }

@@ -30,6 +30,8 @@ export function isSmtpClientError(err: unknown): err is SmtpClientError {
  * A thrown client error: with a reply code it is the server's verdict; without one the connection
  * failed (refused, timed out, TLS, DNS of the host): the site is unreachable, try the next host.
  */
+const sessionCommands = new Set(['CONN', 'EHLO', 'HELO', 'LHLO', 'STARTTLS']);
+
 export function classifyError(err: unknown): Outcome {
   if (!isSmtpClientError(err)) return { kind: 'deferred', scope: 'site', response: String(err) };
   const code = err.responseCode;
@@ -39,6 +41,10 @@ export function classifyError(err: unknown): Outcome {
   }
   // AUTH refused by the relay is our configuration, never the recipient's fault.
   if (err.code === 'EAUTH') return { kind: 'deferred', scope: 'site', response };
+  // A host that refuses the session itself (greeting, EHLO/HELO, STARTTLS), even with a 5xx, is
+  // skipped for the next MX, as Postfix's smtp_skip_5xx_greeting does: it said nothing of the
+  // recipient, so it neither bounces the mail nor restricts the address.
+  if (err.command !== undefined && sessionCommands.has(err.command.toUpperCase())) return { kind: 'deferred', scope: 'site', response };
   const scope: Scope = err.code === 'EENVELOPE' ? 'recipient' : err.command === 'CONN' || err.code === 'EPROTOCOL' ? 'site' : 'message';
   return classifyReply(code, response, scope);
 }

@@ -44,7 +44,7 @@ export function releaseClaims(db: Db, now: number, ids?: readonly number[]): num
 
 export interface AttemptRow {
   id: number; mail_id: string; instance_id: number; rcpt: string; rcpt_domain: string; status: number; attempts: number;
-  received_at: number; charged: number; message_id: number; spool_file: string; sender_email: string | null;
+  received_at: number; charged: number; message_id: number; msg_id: string; door: string; spool_file: string; sender_email: string | null;
   envelope_from: string | null; attachment_bytes: number; attachment_max_bytes: number;
   /** The first suppression list holding the recipient when the row was read (case-insensitive, as the accept path's findSuppression), or null. */
   suppressed_list: string | null;
@@ -53,7 +53,7 @@ export interface AttemptRow {
 // One statement reads the attempt's row and its suppression: on a busy loop each statement costs
 // ~20 µs whatever it does, so the count per mail is what the delivery pays.
 const attemptSelect = `SELECT m.id, m.mail_id, m.instance_id, m.rcpt, m.rcpt_domain, m.status, m.attempts, m.received_at, m.charged, m.message_id,
-            g.spool_file, g.sender_email, g.envelope_from, g.attachment_bytes, i.attachment_max_bytes,
+            m.msg_id, g.door, g.spool_file, g.sender_email, g.envelope_from, g.attachment_bytes, i.attachment_max_bytes,
             (SELECT s.list FROM suppressions s WHERE s.instance_id = m.instance_id AND s.recipient = m.rcpt COLLATE NOCASE ORDER BY s.id LIMIT 1) AS suppressed_list
        FROM mails m JOIN messages g ON g.id = m.message_id JOIN instances i ON i.id = m.instance_id`;
 

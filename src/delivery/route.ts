@@ -29,7 +29,10 @@ export function relayHop(relay: string): Hop {
 export function createRouter(o: RouteOptions): Router {
   const resolver = new dnsPromises.Resolver({ timeout: 3000, tries: 2 });
   if (o.dnsServers.length) resolver.setServers([...o.dnsServers]);
-  // Successful answers are kept briefly: a burst to one domain must not cost a lookup per mail.
+  // Successful answers are kept briefly: a burst to one domain must not cost a lookup per mail,
+  // and a change in DNS (a new MX, a null MX) must show within seconds, whatever the TTL said:
+  // like Postfix, which keeps no DNS cache of its own.
+  const cacheMs = 2_000;
   const cache = new Map<string, { until: number; route: Route }>();
 
   async function addresses(host: string): Promise<{ list: string[]; failed: boolean }> {
@@ -41,14 +44,25 @@ export function createRouter(o: RouteOptions): Router {
 
   /**
    * The relay by name is looked up like any host, through ESTAFETA_DNS_SERVERS (CONTRACT §2:
-   * every lookup), its name kept for TLS; a relay that cannot be found defers, since the
-   * recipients are not at fault.
+   * every lookup), its name kept for TLS. A name that DNS does not serve (`localhost`, a name
+   * of /etc/hosts) is then asked of the system's resolver, as Postfix's relayhost lookup falls
+   * back to the native one: the operator named that host. A relay that cannot be found defers,
+   * since the recipients are not at fault.
    */
   async function relayRoute(relay: Hop): Promise<Route> {
     if (isIP(relay.host)) return { kind: 'hops', hops: [relay] };
     const a = await addresses(relay.host);
+    if (!a.list.length) a.list = await systemAddresses(relay.host);
     if (a.list.length) return { kind: 'hops', hops: a.list.map((address) => ({ ...relay, address })) };
     return deferred(`451 4.4.3 relay host ${relay.host} not found in DNS${a.failed ? ' (lookup failed)' : ''}`);
+  }
+
+  async function systemAddresses(host: string): Promise<string[]> {
+    try {
+      return (await dnsPromises.lookup(host, { all: true })).map((r) => r.address);
+    } catch {
+      return [];
+    }
   }
 
   async function lookup(domain: string): Promise<Route> {
@@ -88,7 +102,7 @@ export function createRouter(o: RouteOptions): Router {
       const route = relay ? await relayRoute(relay) : await lookup(domain);
       if (route.kind === 'hops') {
         if (cache.size > 10_000) cache.clear();
-        cache.set(domain, { until: Date.now() + 30_000, route });
+        cache.set(domain, { until: Date.now() + cacheMs, route });
       }
       return route;
     },

@@ -1,8 +1,10 @@
 /**
  * The SMTP client: the only module that opens outgoing SMTP connections. One nodemailer pool per
  * (address, port, credentials), so consecutive mails to the same host reuse its connections; EHLO
- * ESTAFETA_HOSTNAME; opportunistic STARTTLS (certificate not checked: any TLS beats none, RFC 7435),
- * retried once in clear text when the TLS handshake itself fails. Idle pools close after 30 s.
+ * ESTAFETA_HOSTNAME; opportunistic STARTTLS (certificate not checked: any TLS beats none, RFC 7435):
+ * a refused STARTTLS goes on in clear text (nodemailer's opportunisticTLS), and a handshake that
+ * fails is retried once in clear text, as Postfix's smtp_tls_security_level=may does. Idle pools
+ * close after 30 s.
  */
 import net from 'node:net';
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -20,6 +22,15 @@ interface Pool { mailer: Transporter<SMTPPool.SentMessageInfo>; lastUsed: number
 
 export interface TransportOptions { hostname: string; maxConnections: number; idleMs?: number }
 
+/**
+ * A connection lost to TLS rather than to the host: nodemailer reports a handshake it could not
+ * start as ETLS and one the peer broke (a server answering 220 to STARTTLS and then no TLS) as
+ * a socket error carrying OpenSSL's words.
+ */
+export function tlsHandshakeFailure(response: string): boolean {
+  return /^ETLS\b/.test(response) || (/^ESOCKET\b/.test(response) && /\b(SSL|TLS)\b|ssl3?_|tls_|handshake/i.test(response));
+}
+
 export function createTransport(o: TransportOptions): Transport {
   const pools = new Map<string, Pool>();
   const idleMs = o.idleMs ?? 30_000;
@@ -30,7 +41,7 @@ export function createTransport(o: TransportOptions): Transport {
     if (!p) {
       const options: SMTPPool.Options = {
         pool: true, host: hop.address, port: hop.port, secure: hop.secure, name: o.hostname,
-        maxConnections: o.maxConnections, maxMessages: Infinity, ignoreTLS: plain,
+        maxConnections: o.maxConnections, maxMessages: Infinity, ignoreTLS: plain, opportunisticTLS: !hop.secure,
         tls: { rejectUnauthorized: false, ...(net.isIP(hop.host) ? {} : { servername: hop.host }) },
         auth: hop.auth, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 120_000, logger: false,
       };
@@ -69,7 +80,7 @@ export function createTransport(o: TransportOptions): Transport {
   return {
     async send(hop, envelope, raw) {
       const outcome = await sendVia(pool(hop, false), envelope, raw);
-      const tlsFailed = outcome.kind === 'deferred' && outcome.scope === 'site' && /^ETLS\b/.test(outcome.response);
+      const tlsFailed = outcome.kind === 'deferred' && outcome.scope === 'site' && tlsHandshakeFailure(outcome.response);
       if (!tlsFailed || hop.secure) return outcome;
       return sendVia(pool(hop, true), envelope, raw);
     },

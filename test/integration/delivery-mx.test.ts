@@ -30,6 +30,8 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
     t.notMatch(html, /href="https:\/\/example\.org/, 'no untracked link left');
     t.match(m.raw.toString(), /\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n/);
     t.match(m.raw.toString(), new RegExp(`List-Unsubscribe: <http://[^>]+/t/u/${q.mailIds[i]}/`));
+    t.match(m.raw.toString(), new RegExp(`^DKIM-Signature: [^]*?\\r\\nReceived: by mta\\.estafeta\\.test \\(Estafeta\\) with HTTP id ${q.msgId.replace('.', '\\.')}\\r\\n\\tfor <${rcpt}>; \\w{3}, \\d\\d \\w{3} \\d{4} \\d\\d:\\d\\d:\\d\\d \\+0000\\r\\n`),
+      'the platform\'s Received line, under the signature');
     const logs = mailLogs(w.ts.svc, q.mailIds[i]);
     t.equal(logs.at(-1)?.event, 'sent');
     t.match(logs.at(-1)?.response, /^250 /, 'remote reply logged');

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startWorld, mailState, mailLogs, type World } from '../helpers/delivery-world';
 import { startSink } from '../helpers/smtp-sink';
+import { startFakeMx } from '../helpers/fake-mx';
 import { waitFor } from '../helpers/service';
 import { addSuppression } from '../../src/store/suppressions';
 
@@ -132,4 +133,34 @@ t.test('MX hosts are tried in preference order: an unreachable first host falls 
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent via the second-preferred MX' });
   t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /^primary\.multi\.test \[127\.0\.0\.1\]/, 'the lowest preference that answers wins');
   t.same(w.sink.received[0].to, ['x@multi.test']);
+});
+
+t.test('a host that greets with a 5xx is skipped for the next MX: no bounce, no restriction', async (t) => {
+  const w = await startWorld(t, { zone: {
+    'greet.test': { MX: [{ exchange: 'bad.greet.test', priority: 10 }, { exchange: 'good.greet.test', priority: 20 }] },
+    'bad.greet.test': { A: ['127.0.0.5'] }, 'good.greet.test': { A: ['127.0.0.1'] },
+  } });
+  const bad = await startFakeMx(t, '127.0.0.5', w.sink.port, 'greet-554');
+  const q = await w.send(['x@greet.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent via the backup MX' });
+  t.ok(bad.sessions >= 1, 'the refusing host was tried first');
+  t.same(w.sink.received.map((m) => m.to), [['x@greet.test']]);
+  t.notOk(restricted(w, 'x@greet.test'), 'a greeting says nothing of the recipient');
+});
+
+t.test('an MX that advertises STARTTLS and then refuses it gets the mail in clear text (opportunistic TLS)', async (t) => {
+  const w = await startWorld(t, { zone: { 'notls.test': { MX: [{ exchange: 'mx.notls.test', priority: 10 }] }, 'mx.notls.test': { A: ['127.0.0.6'] } } });
+  const mx = await startFakeMx(t, '127.0.0.6', w.sink.port, 'refuse-starttls');
+  const q = await w.send(['x@notls.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent in clear text' });
+  t.equal(mx.received.length, 1);
+  t.match(mx.received[0], /^Subject: Hello\r$/m);
+});
+
+t.test('a relay named by a host name DNS does not serve (localhost) is found by the system resolver', async (t) => {
+  const relay = await startSink(t);
+  const w = await startWorld(t, { env: { ESTAFETA_RELAY: `smtp://localhost:${relay.port}` } });
+  const q = await w.send(['ana@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent via the relay' });
+  t.same(relay.received.map((m) => m.to), [['ana@example.test']]);
 });

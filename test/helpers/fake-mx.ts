@@ -1,0 +1,55 @@
+/**
+ * An MX with a fault smtp-server cannot be configured to have, over a real TCP socket on a
+ * loopback address: a 5xx greeting, or STARTTLS advertised and then refused (454). In the second
+ * mode it speaks just enough SMTP (EHLO, MAIL, RCPT, DATA, QUIT) to take a message in clear
+ * text and records it. Closed in t.teardown.
+ */
+import net from 'node:net';
+
+export interface FakeMx { received: string[]; sessions: number }
+
+export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host: string, port: number, mode: 'greet-554' | 'refuse-starttls'): Promise<FakeMx> {
+  const fake: FakeMx = { received: [], sessions: 0 };
+  const server = net.createServer((socket) => {
+    fake.sessions++;
+    socket.on('error', () => undefined);
+    if (mode === 'greet-554') {
+      socket.end('554 5.7.1 go away\r\n');
+      return;
+    }
+    socket.write(`220 ${host} ESMTP fake\r\n`);
+    let buffer = '';
+    let data: string | null = null;
+    socket.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('latin1');
+      let nl: number;
+      while ((nl = buffer.indexOf('\r\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 2);
+        if (data !== null) {
+          if (line === '.') {
+            fake.received.push(data);
+            data = null;
+            socket.write('250 2.0.0 queued\r\n');
+          } else data += `${line.startsWith('..') ? line.slice(1) : line}\r\n`;
+          continue;
+        }
+        const verb = line.slice(0, 4).toUpperCase();
+        if (verb === 'EHLO') socket.write(`250-${host}\r\n250-8BITMIME\r\n250 STARTTLS\r\n`);
+        else if (verb === 'STAR') socket.write('454 4.7.0 TLS not available\r\n');
+        else if (verb === 'DATA') {
+          data = '';
+          socket.write('354 go ahead\r\n');
+        } else if (verb === 'QUIT') socket.end('221 bye\r\n');
+        else if (verb === 'RSET' || verb === 'NOOP' || verb === 'MAIL' || verb === 'RCPT') socket.write('250 2.0.0 ok\r\n');
+        else socket.write('502 5.5.2 not implemented\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return fake;
+}
