@@ -24,15 +24,16 @@ function rewriteRefs(node: unknown): unknown {
 
 const byId = new Map<string, SchemaDoc>(schemaDocs.map((s) => [s.$id, s]));
 
-/** The named properties of a query schema, following allOf refs (PageQuery + filters). */
-function queryProperties(id: string): Array<[string, Json]> {
+/** The named properties of a query schema, following allOf refs (PageQuery + filters), each with whether the schema requires it. */
+function queryProperties(id: string): Array<[string, Json, boolean]> {
   const doc = byId.get(id);
   if (!doc) return [];
-  const props: Array<[string, Json]> = [];
+  const props: Array<[string, Json, boolean]> = [];
   for (const part of (doc.allOf as Json[] | undefined) ?? []) {
     if (typeof part.$ref === 'string') props.push(...queryProperties(part.$ref));
   }
-  for (const [name, schema] of Object.entries((doc.properties as Json | undefined) ?? {})) props.push([name, schema as Json]);
+  const required = new Set((doc.required as string[] | undefined) ?? []);
+  for (const [name, schema] of Object.entries((doc.properties as Json | undefined) ?? {})) props.push([name, schema as Json, required.has(name)]);
   return props;
 }
 
@@ -42,9 +43,9 @@ function operation(ep: Endpoint): Json {
   const parameters: Json[] = [];
   for (const [name, type] of Object.entries(ep.params ?? {})) parameters.push({ name, in: 'path', required: true, schema: { type } });
   if (ep.query) {
-    for (const [name, schema] of queryProperties(ep.query)) {
+    for (const [name, schema, required] of queryProperties(ep.query)) {
       const { description, ...rest } = schema;
-      parameters.push({ name, in: 'query', required: false, ...(description ? { description } : {}), schema: rewriteRefs(rest) });
+      parameters.push({ name, in: 'query', required, ...(description ? { description } : {}), schema: rewriteRefs(rest) });
     }
   }
   parameters.push({ name: 'X-Instance-Slug', in: 'header', required: true, schema: { type: 'string' }, description: 'The tenant slug.' });
