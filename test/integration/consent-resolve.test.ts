@@ -114,6 +114,8 @@ t.test('/openapi.json documents the resolve parameters and the consent endpoints
   const doc = (await s.api('GET', '/openapi.json', { key: null, slug: null })).body;
   const op = doc.paths['/v1/consent-rules/resolve'].get;
   t.same(op.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name).sort(), ['channel', 'contact_types', 'contacts', 'purpose', 'purpose_id']);
+  t.same(op.parameters.filter((p: { in: string; required: boolean }) => p.in === 'query' && p.required).map((p: { name: string }) => p.name).sort(), ['contact_types', 'contacts'],
+    'the parameters the service answers 400 without are required in the served contract');
   t.equal(op['x-scope'], 'consent:read');
   t.ok(op.responses['409'].description.includes('consent_contact_pairs_mismatch'));
   const post = doc.paths['/v1/consent-events'].post;
