@@ -1,7 +1,7 @@
 /**
  * Inbound MX door (CONTRACT §2, ESTAFETA_MX_PORT): accepts mail only for the platform's own
  * addresses — VERP return paths bounces+<mail_id>@…, unsubscribe+<mail_id>@<hostname> and
- * complaints@<hostname> — and refuses everything else with 550 5.1.1 (never an open relay).
+ * complaints@, postmaster@ and abuse@<hostname> — and refuses everything else with 550 5.1.1 (never an open relay).
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
@@ -27,7 +27,9 @@ export function roleOf(db: Db, hostname: string, address: string): Role | null {
   const at = address.lastIndexOf('@');
   const local = address.slice(0, at).toLowerCase();
   const domain = address.slice(at + 1).toLowerCase();
-  if (local === 'complaints' && domain === hostname) return { kind: 'complaints' };
+  // postmaster (RFC 5321 §4.5.1: every server accepts it) and abuse (RFC 2142), where feedback
+  // loops also send, take reports like complaints@; anything else sent there is logged and kept out.
+  if (['complaints', 'postmaster', 'abuse'].includes(local) && domain === hostname) return { kind: 'complaints' };
   const m = /^(bounces|unsubscribe)\+([a-z0-9._-]+)$/i.exec(address.slice(0, at));
   if (!m) return null;
   const mailId = m[2];

@@ -102,6 +102,10 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   t.match(relay?.response, /5\.1\.1/);
   const unknown = await refusal(sendToMx(mx, 'a@remote.test', 'bounces+nosuchmail@brand.test', 'Subject: x\r\n\r\nhi\r\n'));
   t.equal(unknown?.responseCode, 550, 'unknown return paths are refused');
+  await sendToMx(mx, 'someone@remote.test', 'postmaster@mta.estafeta.test', 'Subject: hello postmaster\r\n\r\nhi\r\n');
+  t.pass('postmaster@ the host accepts mail (RFC 5321 4.5.1)');
+  await sendToMx(mx, 'fbl@isp.test', 'abuse@mta.estafeta.test', arf('abuse@mta.estafeta.test', q.mailIds[0]));
+  t.ok(onList(w.ts.svc.db, 'ana@example.test', 'complaints'), 'an ARF report to abuse@ counts as a complaint');
 });
 
 t.test('a click redirects to the link exactly as the mail has it, percent-encoding only what a header cannot carry', async (t) => {
@@ -119,6 +123,9 @@ t.test('a click redirects to the link exactly as the mail has it, percent-encodi
     locations.push(String(res.headers.get('location')));
   }
   t.same(locations, ['https://Example.com', 'https://example.com/Landing?utm=A', 'https://example.com/a%20b/%C3%B1']);
+  const head = await fetch(w.ts.url + clicks[0].slice(w.ts.svc.config.publicUrl.length), { method: 'HEAD', redirect: 'manual' });
+  t.equal(head.status, 302, 'a HEAD is answered');
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).clicks, 3, 'but counts no click');
   const recorded = await w.ts.api('GET', '/v1/activities/clicks');
   t.same(recorded.body.data.map((r: { url: string }) => r.url).sort(), [...links].sort(), 'the clicks list shows the links as the mail had them');
 });

@@ -40,7 +40,8 @@ export function trackingRoutes({ db, config }: HttpDeps): Router<AppState> {
     const sig = ctx.params.file.replace(/\.gif$/, '');
     const mail = verifyLink(secret, 'o', ctx.params.mailId, sig) ? findMail(db, ctx.params.mailId) : undefined;
     if (!mail) throw notFound();
-    recordEngagement(db, mail, 'open', null, Date.now());
+    // A HEAD (a link checker, a proxy probing the image) is no one opening the mail.
+    if (ctx.method === 'GET') recordEngagement(db, mail, 'open', null, Date.now());
     ctx.set('Cache-Control', 'no-store, max-age=0');
     ctx.type = 'image/gif';
     ctx.body = pixel;
@@ -52,7 +53,7 @@ export function trackingRoutes({ db, config }: HttpDeps): Router<AppState> {
     const location = ok ? locationOf(url) : null;
     const mail = location ? findMail(db, ctx.params.mailId) : undefined;
     if (!mail || !location) throw notFound();
-    recordEngagement(db, mail, 'click', url, Date.now());
+    if (ctx.method === 'GET') recordEngagement(db, mail, 'click', url, Date.now());
     ctx.set('Cache-Control', 'no-store, max-age=0');
     ctx.status = 302;
     ctx.set('Location', location);
