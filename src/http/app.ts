@@ -37,6 +37,15 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   });
   app.use(problem(deps.log));
   app.use(pub.routes());
+  // ESTAFETA_PUBLIC_URL may carry a path (https://example.net/mail): its links then arrive with
+  // it when nothing in front strips it, and are the same tracking links.
+  const publicPath = publicPathOf(deps.config.publicUrl);
+  if (publicPath) {
+    app.use(async (ctx, next) => {
+      if (ctx.path.startsWith(`${publicPath}/t/`)) ctx.path = ctx.path.slice(publicPath.length);
+      await next();
+    });
+  }
   app.use(trackingRoutes(deps).routes());
   app.use(authenticateV1(deps.db));
   app.use(async (ctx, next) => {
@@ -77,6 +86,14 @@ function wellEncoded(querystring: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+function publicPathOf(publicUrl: string): string {
+  try {
+    return new URL(publicUrl).pathname.replace(/\/+$/, '');
+  } catch {
+    return '';
   }
 }
 

@@ -129,3 +129,16 @@ t.test('a click redirects to the link exactly as the mail has it, percent-encodi
   const recorded = await w.ts.api('GET', '/v1/activities/clicks');
   t.same(recorded.body.data.map((r: { url: string }) => r.url).sort(), [...links].sort(), 'the clicks list shows the links as the mail had them');
 });
+
+t.test('an ESTAFETA_PUBLIC_URL with a path: its links are served under that path too', async (t) => {
+  const w = await startWorld(t, { env: { ESTAFETA_PUBLIC_URL: 'https://mail.example.net/estafeta/' } });
+  const q = await w.send(['ana@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
+  const html = String((await simpleParser(w.sink.received[0].raw)).html);
+  const pixel = /src="(https:\/\/mail\.example\.net\/estafeta\/t\/o\/[^"]+)"/.exec(html)?.[1] ?? '';
+  t.ok(pixel, 'the pixel lives under the public URL and its path');
+  const res = await fetch(w.ts.url + pixel.slice('https://mail.example.net'.length));
+  t.equal(res.status, 200, 'reached with the path, as no proxy stripped it');
+  t.equal((await fetch(w.ts.url + pixel.slice('https://mail.example.net/estafeta'.length))).status, 200, 'and without it, behind a proxy that strips it');
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).opens, 2);
+});
