@@ -26,12 +26,12 @@ export function isSmtpClientError(err: unknown): err is SmtpClientError {
   return err instanceof Error;
 }
 
+const sessionCommands = new Set(['CONN', 'EHLO', 'HELO', 'LHLO', 'STARTTLS']);
+
 /**
  * A thrown client error: with a reply code it is the server's verdict; without one the connection
  * failed (refused, timed out, TLS, DNS of the host): the site is unreachable, try the next host.
  */
-const sessionCommands = new Set(['CONN', 'EHLO', 'HELO', 'LHLO', 'STARTTLS']);
-
 export function classifyError(err: unknown): Outcome {
   if (!isSmtpClientError(err)) return { kind: 'deferred', scope: 'site', response: String(err) };
   const code = err.responseCode;
@@ -45,7 +45,7 @@ export function classifyError(err: unknown): Outcome {
   // skipped for the next MX, as Postfix's smtp_skip_5xx_greeting does: it said nothing of the
   // recipient, so it neither bounces the mail nor restricts the address.
   if (err.command !== undefined && sessionCommands.has(err.command.toUpperCase())) return { kind: 'deferred', scope: 'site', response };
-  const scope: Scope = err.code === 'EENVELOPE' ? 'recipient' : err.command === 'CONN' || err.code === 'EPROTOCOL' ? 'site' : 'message';
+  const scope: Scope = err.code === 'EENVELOPE' ? 'recipient' : err.code === 'EPROTOCOL' ? 'site' : 'message';
   return classifyReply(code, response, scope);
 }
 

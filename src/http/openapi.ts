@@ -3,7 +3,7 @@
  * the same documents ajv validates with, so the served contract and the validator agree.
  */
 import { catalog } from '../errors';
-import { schemaDocs, type SchemaDoc } from '../lib/schemas';
+import { queryParameters, schemaDocs, type SchemaDoc } from '../lib/schemas';
 import type { Endpoint } from './api';
 
 type Json = Record<string, unknown>;
@@ -22,28 +22,13 @@ function rewriteRefs(node: unknown): unknown {
   return node;
 }
 
-const byId = new Map<string, SchemaDoc>(schemaDocs.map((s) => [s.$id, s]));
-
-/** The named properties of a query schema, following allOf refs (PageQuery + filters), each with whether the schema requires it. */
-function queryProperties(id: string): Array<[string, Json, boolean]> {
-  const doc = byId.get(id);
-  if (!doc) return [];
-  const props: Array<[string, Json, boolean]> = [];
-  for (const part of (doc.allOf as Json[] | undefined) ?? []) {
-    if (typeof part.$ref === 'string') props.push(...queryProperties(part.$ref));
-  }
-  const required = new Set((doc.required as string[] | undefined) ?? []);
-  for (const [name, schema] of Object.entries((doc.properties as Json | undefined) ?? {})) props.push([name, schema as Json, required.has(name)]);
-  return props;
-}
-
 const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z_]+)/g, '{$1}');
 
 function operation(ep: Endpoint): Json {
   const parameters: Json[] = [];
   for (const [name, type] of Object.entries(ep.params ?? {})) parameters.push({ name, in: 'path', required: true, schema: { type } });
   if (ep.query) {
-    for (const [name, schema, required] of queryProperties(ep.query)) {
+    for (const { name, schema, required } of queryParameters(ep.query)) {
       const { description, ...rest } = schema;
       parameters.push({ name, in: 'query', required, ...(description ? { description } : {}), schema: rewriteRefs(rest) });
     }

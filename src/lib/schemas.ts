@@ -115,12 +115,19 @@ export function validateBody<T>(id: string, data: unknown): T {
 /** The spellings of a boolean query value that HTTP frameworks accept (any case). */
 const booleanWords: Record<string, string> = { true: 'true', t: 'true', yes: 'true', y: 'true', on: 'true', 1: 'true', false: 'false', f: 'false', no: 'false', n: 'false', off: 'false', 0: 'false' };
 
-type Props = Record<string, { type?: unknown }>;
-/** A query schema's properties with those of the schemas it includes (`allOf: [{$ref: PageQuery}]`). */
-function propertiesOf(id: string): Props {
+export interface QueryParameter { name: string; schema: Record<string, unknown> & { type?: unknown }; required: boolean }
+
+/**
+ * A query schema's parameters, those of the schemas it includes first (`allOf: [{$ref:
+ * PageQuery}]`): what validateQuery pre-checks and what /openapi.json lists.
+ */
+export function queryParameters(id: string): QueryParameter[] {
   const doc = schemaDocs.find((d) => d.$id === id);
-  const included = ((doc?.allOf ?? []) as { $ref?: string }[]).map((s) => (s.$ref ? propertiesOf(s.$ref) : {}));
-  return Object.assign({}, ...included, (doc?.properties ?? {}) as Props) as Props;
+  if (!doc) return [];
+  const included = ((doc.allOf ?? []) as { $ref?: string }[]).flatMap((s) => (s.$ref ? queryParameters(s.$ref) : []));
+  const required = new Set((doc.required as string[] | undefined) ?? []);
+  const own = Object.entries((doc.properties ?? {}) as Record<string, QueryParameter['schema']>).map(([name, schema]) => ({ name, schema, required: required.has(name) }));
+  return [...included, ...own];
 }
 
 /** Names of the parameters of a query schema that take a `type` (read once per schema and type). */
@@ -128,7 +135,7 @@ const typedParams = new Map<string, string[]>();
 function paramsOf(id: string, type: 'boolean' | 'integer'): string[] {
   let names = typedParams.get(`${id} ${type}`);
   if (!names) {
-    names = Object.entries(propertiesOf(id)).filter(([, p]) => p.type === type || (Array.isArray(p.type) && p.type.includes(type))).map(([k]) => k);
+    names = queryParameters(id).filter(({ schema: p }) => p.type === type || (Array.isArray(p.type) && p.type.includes(type))).map((p) => p.name);
     typedParams.set(`${id} ${type}`, names);
   }
   return names;

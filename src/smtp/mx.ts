@@ -22,14 +22,16 @@ const MAX_REPORT_BYTES = 10 * 1024 * 1024;
 const sessionRoles = new WeakMap<SMTPServerSession, Role[]>();
 const smtpError = (code: number, text: string): Error & { responseCode: number } => Object.assign(new Error(text), { responseCode: code });
 
+// postmaster (RFC 5321 §4.5.1: every server accepts it) and abuse (RFC 2142), where feedback
+// loops also send, take reports like complaints@; anything else sent there is logged, not kept.
+const reportMailboxes = new Set(['complaints', 'postmaster', 'abuse']);
+
 /** What an address of ours is for, or null when it is not ours. */
 export function roleOf(db: Db, hostname: string, address: string): Role | null {
   const at = address.lastIndexOf('@');
   const local = address.slice(0, at).toLowerCase();
   const domain = address.slice(at + 1).toLowerCase();
-  // postmaster (RFC 5321 §4.5.1: every server accepts it) and abuse (RFC 2142), where feedback
-  // loops also send, take reports like complaints@; anything else sent there is logged and kept out.
-  if (['complaints', 'postmaster', 'abuse'].includes(local) && domain === hostname) return { kind: 'complaints' };
+  if (reportMailboxes.has(local) && domain === hostname) return { kind: 'complaints' };
   const m = /^(bounces|unsubscribe)\+([a-z0-9._-]+)$/i.exec(address.slice(0, at));
   if (!m) return null;
   const mailId = m[2];

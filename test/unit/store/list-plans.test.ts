@@ -2,20 +2,12 @@
 // filter is read through an index that seeks its rows and already gives the list's order, so a
 // page costs its rows, not the window. bench/lists.ts measures the times; this pins the plans.
 import t from 'tap';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openDb } from '../../../src/store/db';
+import { tempDb } from '../../helpers/temp-db';
 import { mailListQuery } from '../../../src/store/mail-filter';
 import type { MailFilter } from '../../../src/store/mails';
 
 t.test('every mail list filter seeks its index and sorts nothing', async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'estafeta-plans-'));
-  const db = openDb(dataDir);
-  t.teardown(() => {
-    db.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const db = tempDb(t, 'estafeta-plans-');
   const window = { from: 0, to: 2 ** 50 };
   const cases: Array<[string, Partial<MailFilter>, RegExp]> = [
     ['no filter', {}, /mails_by_received \(instance_id=\? AND received_at>\? AND received_at<\?\)/],

@@ -1,18 +1,10 @@
 import t from 'tap';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { openDb } from '../../../src/store/db';
+import { tempDb } from '../../helpers/temp-db';
 import { insertInstance } from '../../../src/store/instances';
 import { addSuppression, findOnList, findSuppression } from '../../../src/store/suppressions';
 
 t.test('an address is found in any case, its first record first, and the lookup sorts nothing', async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'estafeta-suppr-'));
-  const db = openDb(dataDir);
-  t.teardown(() => {
-    db.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const db = tempDb(t, 'estafeta-suppr-');
   const a = insertInstance(db, { slug: 'a', name: 'a', timezone: 'UTC', at: 0 });
   const b = insertInstance(db, { slug: 'b', name: 'b', timezone: 'UTC', at: 0 });
   const add = (instanceId: number, list: 'restrictions' | 'unsubscribes' | 'complaints', recipient: string) =>
