@@ -6,7 +6,7 @@
 import { ServiceError, validationError, type FieldError } from '../errors';
 import { bodyErrors } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
-import { checkSubmission, pointerToken } from './validate';
+import { chars, checkSubmission, pointerToken } from './validate';
 
 interface Address { email: string; name?: string | null }
 export interface SendRequest {
@@ -157,8 +157,12 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
       errors.push({ pointer: `/${f.name}`, code: 'value_error.multipart', message: 'only attachments may be sent as file parts' });
     } else if (f.content.length > multipartFileMaxBytes) {
       throw new ServiceError('request_too_large', `Attachment ${f.filename} is ${f.content.length} bytes; each file is at most ${multipartFileMaxBytes}.`, { max_bytes: multipartFileMaxBytes });
+    } else if (f.filename === '') {
+      errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_short', message: 'A file part needs a filename', params: { min_length: 1 } });
+    } else if (chars(f.filename) > 255) {
+      errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_long', message: 'A filename is at most 255 characters', params: { max_length: 255 } });
     } else if (f.filename.trim() === '') {
-      errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_short', message: 'A file part needs a filename' });
+      errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_pattern_mismatch', message: 'A filename cannot be blank', params: { pattern: '\\S' } });
     } else if (!mimeType.test(f.contentType.split(';')[0].trim())) {
       errors.push({ pointer: `/attachments/${i}/type`, code: 'string_pattern_mismatch', message: 'The part Content-Type must be type/subtype' });
     } else attachments.push({ filename: f.filename, contentType: f.contentType.split(';')[0].trim().toLowerCase(), content: f.content });

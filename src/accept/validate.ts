@@ -39,10 +39,14 @@ export interface NormalizedSubmission extends Submission {
   recipients: { email: string; kind: 'to' | 'cc' | 'bcc' }[];
   categorySlug: string | null;
   attachmentBytes: number;
+  attachmentCount: number;
 }
 
 /** A key as one JSON Pointer reference token (RFC 6901 §3). */
 export const pointerToken = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Length in characters (code points), as JSON Schema's maxLength counts: an emoji is one, not two UTF-16 units. */
+export const chars = (s: string): number => [...s].length;
 
 /**
  * Accents folded, lowercased, any other run of characters than letters and digits → '-'; null
@@ -76,8 +80,14 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
       errors.push({ pointer, code: 'value_error.reserved_header', message: `Header ${name} cannot be set: ${reservedHeaders[lower]}` });
     } else if (lower.startsWith('x-svc-')) {
       errors.push({ pointer, code: 'value_error.reserved_header', message: `Header ${name} cannot be set: ${svcPrefixHint}` });
-    } else if (value.length > 995 || name.length + value.length > 996) {
-      errors.push({ pointer, code: 'string_too_long', message: 'A header value is at most 995 characters, and name plus value at most 996', params: { max_length: 995 } });
+    } else if (value.trim() === '') {
+      // RFC 5322 allows an empty unstructured field, but no MIME builder writes one: accepted, it
+      // would silently vanish from the delivered message ("custom headers included").
+      errors.push({ pointer, code: 'string_too_short', message: `Header ${name} needs a value; leave the header out instead of sending it empty`, params: { min_length: 1 } });
+    } else if (chars(value) > 995) {
+      errors.push({ pointer, code: 'string_too_long', message: 'A header value is at most 995 characters', params: { max_length: 995 } });
+    } else if (name.length + chars(value) > 996) {
+      errors.push({ pointer, code: 'string_too_long', message: 'A header\'s name plus value is at most 996 characters', params: { max_length: 996 } });
     } else if (/[\r\n\0]/.test(value)) {
       errors.push({ pointer, code: 'value_error.header_value', message: 'A header value cannot contain line breaks' });
     }
@@ -87,7 +97,7 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
 function checkContent(sub: Submission, errors: FieldError[]): void {
   const content = [['subject', sub.subject], ['html', sub.html], ['text', sub.text]] as const;
   if (sub.raw) {
-    if (sub.subject !== null && [...sub.subject].length > limits.subjectChars) {
+    if (sub.subject !== null && chars(sub.subject) > limits.subjectChars) {
       errors.push({ pointer: '/subject', code: 'string_too_long', message: `The subject is at most ${limits.subjectChars} characters`, params: { max_length: limits.subjectChars } });
     }
     return;
@@ -100,7 +110,7 @@ function checkContent(sub: Submission, errors: FieldError[]): void {
   }
   if (sub.subject === null) errors.push({ pointer: '/subject', code: 'missing', message: 'Field required without "template_id"' });
   if (sub.html === null) errors.push({ pointer: '/html', code: 'missing', message: 'Field required without "template_id"' });
-  if (sub.subject !== null && [...sub.subject].length > limits.subjectChars) {
+  if (sub.subject !== null && chars(sub.subject) > limits.subjectChars) {
     errors.push({ pointer: '/subject', code: 'string_too_long', message: `The subject is at most ${limits.subjectChars} characters`, params: { max_length: limits.subjectChars } });
   }
   for (const field of ['html', 'text'] as const) {
@@ -142,14 +152,15 @@ export function checkSubmission(sub: Submission): NormalizedSubmission {
   checkContent(sub, errors);
   if (!sub.raw) checkHeaders(sub.headers, errors);
   const attachmentBytes = sub.raw ? sub.rawAttachmentBytes ?? 0 : checkAttachments(sub.attachments, errors);
+  const attachmentCount = sub.raw ? sub.rawAttachmentCount ?? 0 : sub.attachments.length;
   let slug: string | null = null;
   if (sub.category !== null) {
     slug = categorySlug(sub.category);
-    if (sub.category.length > 255) errors.push({ pointer: '/category', code: 'string_too_long', message: 'The category is at most 255 characters', params: { max_length: 255 } });
+    if (chars(sub.category) > 255) errors.push({ pointer: '/category', code: 'string_too_long', message: 'The category is at most 255 characters', params: { max_length: 255 } });
     else if (!slug) errors.push({ pointer: '/category', code: 'value_error.category', message: 'The category needs at least one letter or digit' });
   }
   for (const [field, value] of [['custom_msg_id', sub.customMsgId], ['custom_group_code', sub.customGroupCode]] as const) {
-    if (value !== null && value.length > 254) errors.push({ pointer: `/${field}`, code: 'string_too_long', message: `"${field}" is at most 254 characters`, params: { max_length: 254 } });
+    if (value !== null && chars(value) > 254) errors.push({ pointer: `/${field}`, code: 'string_too_long', message: `"${field}" is at most 254 characters`, params: { max_length: 254 } });
   }
   if (errors.length > 0) throw validationError(errors);
 
@@ -157,10 +168,13 @@ export function checkSubmission(sub: Submission): NormalizedSubmission {
   const seen = new Set<string>();
   for (const [kind, list] of [['to', to], ['cc', cc], ['bcc', bcc]] as const) {
     for (const r of list) {
-      if (seen.has(r.email)) continue; // one mail per address: a duplicate would deliver twice
-      seen.add(r.email);
+      // One mail per mailbox: a duplicate would deliver twice. Compared without case, as
+      // smtp-server merges envelope recipients, so both doors store the same mails.
+      const key = r.email.toLowerCase();
+      if (seen.has(key)) continue;
+      seen.add(key);
       recipients.push({ email: r.email, kind });
     }
   }
-  return { ...sub, senderEmail: sender ?? sub.senderEmail, to, cc, bcc, replyTo, recipients, categorySlug: slug, attachmentBytes };
+  return { ...sub, senderEmail: sender ?? sub.senderEmail, to, cc, bcc, replyTo, recipients, categorySlug: slug, attachmentBytes, attachmentCount };
 }

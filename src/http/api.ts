@@ -26,8 +26,12 @@ export interface Endpoint {
   query?: string;
   /** $id of the request body schema. */
   body?: string;
-  /** $id of the response schema; `list` wraps it in the collection envelope. */
-  response?: { status: number; schema?: string; list?: boolean; headers?: string[] };
+  /** The body may also come as multipart/form-data (CONTRACT §6, Multipart): file parts `attachments`. */
+  multipart?: boolean;
+  /** $id of the response schema; `list` wraps it in the collection envelope; `csv`: also served as text/csv. */
+  response?: { status: number; schema?: string; list?: boolean; headers?: string[]; csv?: boolean };
+  /** page_size when the query has none (spec, Pagination: 20, 10 on the template list). */
+  pageSize?: number;
   errors?: ErrorCode[];
   /** Path parameters and their types, for the OpenAPI document. */
   params?: Record<string, 'integer' | 'string'>;
@@ -50,10 +54,25 @@ export class Api {
       const principal = ctx.state.principal;
       if (!principal) throw new Error(`route ${ep.path} reached without a principal`);
       authorize(principal, ep.scope, ctx.ip);
+      // A route that reads no query ignores one; a route that does reads only well-encoded ones.
+      if (ep.query && ctx.querystring && !wellEncoded(ctx.querystring)) throw new ServiceError('malformed_request', 'The query string is not valid percent-encoding.');
       await next();
     }, ...middleware, async (ctx: Ctx) => {
       await handler(ctx, ctx.state.principal as Principal);
     });
+  }
+}
+
+/**
+ * Every query-string value must be percent-encoded (spec, Text filters): `%zz` or a cut UTF-8
+ * sequence is a malformed parameter (400), not a value the parser quietly keeps as typed.
+ */
+function wellEncoded(querystring: string): boolean {
+  try {
+    decodeURIComponent(querystring.replace(/\+/g, ' '));
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -48,10 +48,6 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   }
   app.use(trackingRoutes(deps).routes());
   app.use(authenticateV1(deps.db));
-  app.use(async (ctx, next) => {
-    if (ctx.querystring && !wellEncoded(ctx.querystring)) throw new ServiceError('malformed_request', 'The query string is not valid percent-encoding.');
-    await next();
-  });
   // A literal path is that resource, not a value of a sibling's parameter: GET /v1/mails/send is
   // a verb POST /v1/mails/send does not accept (405), not the mail whose id is "send".
   const literal = literalPaths(api);
@@ -74,19 +70,6 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   // Errors are answered by problem(); this only silences Koa's default stderr print.
   app.on('error', () => undefined);
   return { app, api };
-}
-
-/**
- * Every query-string value must be percent-encoded (spec, Text filters): `%zz` or a cut UTF-8
- * sequence is a malformed parameter (400), not a value the parser quietly keeps as typed.
- */
-function wellEncoded(querystring: string): boolean {
-  try {
-    decodeURIComponent(querystring.replace(/\+/g, ' '));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function publicPathOf(publicUrl: string): string {

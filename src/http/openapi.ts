@@ -24,35 +24,70 @@ function rewriteRefs(node: unknown): unknown {
 
 const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z_]+)/g, '{$1}');
 
+/** Response headers the spec names: on every response, on each 401 and on each 429. */
+const headerSchemas: Record<string, Json> = {
+  'X-Request-Id': { description: 'The client\'s X-Request-Id, or a generated UUID.', schema: { type: 'string' } },
+  'WWW-Authenticate': { description: 'Always `Bearer`, without realm or error parameters.', schema: { type: 'string', const: 'Bearer' } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+};
+const errorHeaders: Record<number, string[]> = { 401: ['WWW-Authenticate'], 429: ['Retry-After'] };
+const headers = (names: string[]): Json => Object.fromEntries(names.map((h) => [h, headerSchemas[h] ?? { schema: { type: 'string' } }]));
+
+/**
+ * The request body: JSON, and for a route that also reads multipart/form-data the same fields as
+ * text parts (arrays and objects as JSON strings) with `attachments` as binary file parts.
+ */
+function requestContent(body: string, multipart: boolean): Json {
+  const json = { 'application/json': { schema: { $ref: `#/components/schemas/${body}` } } };
+  if (!multipart) return json;
+  const doc = schemaDocs.find((d) => d.$id === body) as (SchemaDoc & { properties?: Record<string, Json>; required?: string[] }) | undefined;
+  const properties: Record<string, Json> = {};
+  for (const [name, schema] of Object.entries(doc?.properties ?? {})) {
+    const type = schema.type;
+    const structured = schema.$ref !== undefined || type === 'array' || type === 'object' || (Array.isArray(type) && (type.includes('array') || type.includes('object')));
+    if (name === 'attachments') properties[name] = { type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' }, description: 'File parts: each part\'s filename and Content-Type are the attachment\'s; at most 10 MB each.' };
+    else properties[name] = structured ? { type: 'string', contentMediaType: 'application/json', description: `The JSON value of "${name}" (see the JSON body).` } : rewriteRefs(schema) as Json;
+  }
+  return { ...json, 'multipart/form-data': { schema: { type: 'object', required: doc?.required ?? [], properties }, encoding: { attachments: { contentType: 'application/octet-stream' } } } };
+}
+
 function operation(ep: Endpoint): Json {
   const parameters: Json[] = [];
   for (const [name, type] of Object.entries(ep.params ?? {})) parameters.push({ name, in: 'path', required: true, schema: { type } });
   if (ep.query) {
     for (const { name, schema, required } of queryParameters(ep.query)) {
       const { description, ...rest } = schema;
-      parameters.push({ name, in: 'query', required, ...(description ? { description } : {}), schema: rewriteRefs(rest) });
+      const defaults = name === 'page_size' && rest.default === undefined ? { default: ep.pageSize ?? 20 } : {};
+      parameters.push({ name, in: 'query', required, ...(description ? { description } : {}), schema: { ...(rewriteRefs(rest) as Json), ...defaults } });
     }
   }
   parameters.push({ name: 'X-Instance-Slug', in: 'header', required: true, schema: { type: 'string' }, description: 'The tenant slug.' });
+  parameters.push({ name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string' }, description: 'Echoed in the response; generated (a UUID) when absent.' });
   const responses: Json = {};
   const r = ep.response ?? { status: 200 };
   const ref = r.schema ? { $ref: `#/components/schemas/${r.schema}` } : undefined;
-  const content = ref
+  const content: Json | undefined = ref
     ? { 'application/json': { schema: r.list ? { type: 'object', required: ['data', 'pagination'], properties: { data: { type: 'array', items: ref }, pagination: { $ref: '#/components/schemas/Pagination' } } } : ref } }
     : undefined;
+  if (content && r.csv) content['text/csv'] = { schema: { type: 'string', description: 'A header row, then one row per item (the JSON form\'s fields).' } };
   responses[String(r.status)] = {
     description: r.status === 204 ? 'No content' : 'Success',
     ...(content && r.status !== 204 ? { content } : {}),
-    ...(r.headers ? { headers: Object.fromEntries(r.headers.map((h) => [h, { schema: { type: 'string' } }])) } : {}),
+    headers: headers(['X-Request-Id', ...(r.headers ?? [])]),
   };
   const problem = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
-  const codes = new Set<keyof typeof catalog>(['unauthorized', 'forbidden', ...(ep.errors ?? [])]);
+  const codes = new Set<keyof typeof catalog>(['unauthorized', 'forbidden', 'ip_not_allowed', ...(ep.errors ?? [])]);
   if (ep.query) codes.add('malformed_request');
-  if (ep.body) { codes.add('validation_error'); codes.add('unsupported_media_type'); codes.add('malformed_request'); }
+  if (ep.body) { codes.add('validation_error'); codes.add('unsupported_media_type'); codes.add('malformed_request'); codes.add('request_too_large'); }
   else if (ep.method !== 'get') codes.add('unsupported_media_type');
   const byStatus = new Map<number, string[]>();
   for (const code of codes) byStatus.set(catalog[code].status, [...(byStatus.get(catalog[code].status) ?? []), code]);
-  for (const [status, list] of byStatus) responses[String(status)] = { description: `Error codes: ${list.join(', ')}`, content: problem };
+  for (const [status, list] of byStatus) {
+    responses[String(status)] = { description: `Error codes: ${list.join(', ')}`, headers: headers(['X-Request-Id', ...(errorHeaders[status] ?? [])]), content: problem };
+  }
+  // What any route can answer: an unknown path (404 not_found), a verb the path does not take
+  // (405 method_not_allowed, with Allow), an unexpected failure (500 internal_error).
+  responses.default = { description: 'Error codes: not_found (404, unknown route), method_not_allowed (405, with an Allow header), internal_error (500)', headers: headers(['X-Request-Id']), content: problem };
   return {
     summary: ep.summary,
     tags: [ep.tag],
@@ -60,7 +95,7 @@ function operation(ep: Endpoint): Json {
     ...(ep.scope ? { 'x-scope': ep.scope } : {}),
     description: ep.scope ? `Scope: \`${ep.scope}\` (or an API key with access_type \`all\`).` : 'Any valid API key of the instance.',
     parameters,
-    ...(ep.body ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ep.body}` } } } } } : {}),
+    ...(ep.body ? { requestBody: { required: true, content: requestContent(ep.body, ep.multipart === true) } } : {}),
     responses,
     security: [{ apiKey: [] }],
   };

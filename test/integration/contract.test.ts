@@ -60,3 +60,35 @@ t.test('/healthz and /metrics need no credentials', async (t) => {
   t.equal(metrics.status, 200);
   t.match(metrics.text, /estafeta_http_requests_total/);
 });
+
+t.test('/openapi.json declares what the service answers: media types, headers, every status', async (t) => {
+  const s = await startTestService(t);
+  await s.tenant();
+  const doc = (await s.api('GET', '/openapi.json', { key: null, slug: null })).body;
+  const ops = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((p) => Object.values(p));
+  for (const op of ops) {
+    t.equal(op.responses['401']?.headers?.['WWW-Authenticate']?.schema?.const, 'Bearer', `${op.operationId}: 401 carries WWW-Authenticate`);
+    t.match(op.responses['403']?.description, /ip_not_allowed/, `${op.operationId}: 403 ip_not_allowed`);
+    t.ok(op.responses.default?.content?.['application/problem+json'], `${op.operationId}: default (404 route, 405, 500)`);
+    for (const [status, r] of Object.entries(op.responses as Record<string, any>)) t.ok(r.headers?.['X-Request-Id'], `${op.operationId} ${status}: X-Request-Id`);
+    if (op.requestBody) t.ok(op.responses['413'], `${op.operationId}: a body can be too large`);
+  }
+  const send = doc.paths['/v1/mails/send'].post;
+  t.ok(send.responses['429'].headers['Retry-After'], '429 carries Retry-After');
+  const form = send.requestBody.content['multipart/form-data'];
+  t.equal(form.schema.properties.attachments.items.contentMediaType, 'application/octet-stream', 'multipart: binary file parts');
+  t.equal(form.schema.properties.to.contentMediaType, 'application/json', 'multipart: arrays as JSON strings');
+  t.ok(doc.paths['/v1/activities/sent/export'].get.responses['200'].content['text/csv'], 'exports are CSV by default');
+  const pageSize = (path: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'page_size').schema.default;
+  t.same([pageSize('/v1/mails'), pageSize('/v1/mail-templates')], [20, 10], 'page_size defaults');
+  t.ok(doc.paths['/v1/mails'].get.parameters.some((p: { name: string }) => p.name === 'recipient_operator'), 'GET /v1/mails takes recipient_operator (spec, Text filters)');
+  t.same(doc.components.schemas.Problem.properties.max_bytes?.type, 'integer', 'the 413 and 402 members are in Problem');
+
+  // What the document says, the service does.
+  const bogus = await s.api('GET', '/v1/mails?recipient=a&recipient_operator=like');
+  t.same([bogus.status, bogus.body.code], [400, 'malformed_request'], 'recipient_operator is validated on GET /v1/mails too');
+  const noQuery = await s.api('GET', '/v1/mails/20260101.nope?x=%zz');
+  t.same([noQuery.status, noQuery.body.code], [404, 'mail_not_found'], 'a route that reads no query ignores a malformed one (it declares no 400)');
+  const csv = await s.api('GET', '/v1/activities/sent/export');
+  t.match(csv.headers.get('content-type'), /^text\/csv/);
+});

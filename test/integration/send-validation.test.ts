@@ -38,6 +38,8 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['attachment not strict base64', { attachments: [{ type: 'text/plain', filename: 'a.txt', content: 'aGVsbG8=\n' }] }, '/attachments/0/content'],
     ['attachment type not type/subtype', { attachments: [{ type: 'text', filename: 'a.txt', content: 'aGVsbG8=' }] }, '/attachments/0/type'],
     ['attachment with an empty filename', { attachments: [{ type: 'text/plain', filename: '', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
+    ['attachment with a blank filename', { attachments: [{ type: 'text/plain', filename: '  ', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
+    ['a header with an empty value', { headers: { 'X-Empty': '' } }, '/headers/X-Empty', /X-Empty/],
     ['attachment with empty content', { attachments: [{ type: 'text/plain', filename: 'a', content: '' }] }, '/attachments/0/content'],
     ['more than 20 attachments', { attachments: Array.from({ length: 21 }, () => ({ type: 'text/plain', filename: 'a', content: 'aGk=' })) }, '/attachments'],
     ['attachments over 10 MB decoded', { attachments: [{ type: 'application/octet-stream', filename: 'a', content: b64(6 * 1024 * 1024) }, { type: 'application/octet-stream', filename: 'b', content: b64(4 * 1024 * 1024 + 1) }] }, '/attachments'],
@@ -57,6 +59,30 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
   }
   const list = await f.s.api('GET', '/v1/mails');
   t.equal(list.body.data.length, 0, 'nothing was accepted');
+});
+
+t.test('lengths are counted in characters (code points), as JSON Schema counts them: an emoji is one', async (t) => {
+  const f = await sendFixture(t);
+  const emoji = (n: number): string => '\u{1F600}'.repeat(n);
+  for (const [field, max] of [['custom_msg_id', 254], ['custom_group_code', 254], ['category', 255]] as const) {
+    const value = field === 'category' ? '\u{1D400}'.repeat(max) : emoji(max); // MATHEMATICAL BOLD A folds to a letter
+    t.equal((await f.send({ [field]: value })).status, 200, `${field}: ${max} astral characters`);
+    const over = await f.send({ [field]: value + 'a' });
+    t.same([over.status, over.body.errors?.[0]?.pointer, over.body.errors?.[0]?.params], [422, `/${field}`, { max_length: max }], `${field}: ${max + 1}`);
+  }
+  t.equal((await f.send({ headers: { X: emoji(995) } })).status, 200, 'a header value of 995 emoji');
+  const value = await f.send({ headers: { X: emoji(996) } });
+  t.same([value.status, value.body.errors?.[0]?.params], [422, { max_length: 995 }], 'a header value of 996');
+  const both = await f.send({ headers: { ['X-' + 'a'.repeat(124)]: 'v'.repeat(871) } });
+  t.same([both.status, both.body.errors?.[0]?.params], [422, { max_length: 996 }], 'name 126 + value 871: the 996 rule names its own limit');
+});
+
+t.test('one address given twice, in any case or list, is one mail', async (t) => {
+  const f = await sendFixture(t);
+  const r = await f.send({ to: [{ email: f.rcpt('dup') }, { email: f.rcpt('DUP') }], cc: [{ email: f.rcpt('dup') }], bcc: [{ email: f.rcpt('other') }] });
+  t.equal(r.status, 200);
+  const list = await f.s.api('GET', `/v1/mails?msg_id=${r.body.message_id}`);
+  t.same(list.body.data.map((m: { to: string }) => m.to).sort(), [f.rcpt('dup'), f.rcpt('other')]);
 });
 
 t.test('one 422 lists every failing field, whether the schema or a rule of the send refuses it', async (t) => {

@@ -62,7 +62,7 @@ export function exportRoutes(api: Api, { db }: HttpDeps): void {
   for (const list of lists) {
     api.add({ method: 'get', path: `/v1/activities/${list.name}/export`, tag: 'Mails', scope: 'mail:read', query: list.queryId,
       summary: `Export of GET /v1/activities/${list.name}: every matching item (at most ${exportRowCap}), CSV (text/csv, default) or a JSON array (format=json)`,
-      response: { status: 200, schema: `${list.item}Export`, headers: ['Content-Disposition', 'X-Export-Truncated'] }, errors: ['malformed_request'] }, (ctx, p) => {
+      response: { status: 200, schema: `${list.item}Export`, headers: ['Content-Disposition', 'X-Export-Truncated'], csv: true }, errors: ['malformed_request'] }, (ctx, p) => {
       const q = validateQuery<ExportQuery>(list.queryId, ctx.query);
       const spec = list.build(p.instance.id, mailFilter(q, p.instance), q);
       sendExport(ctx, db, list, q.format ?? 'csv', spec);

@@ -18,7 +18,7 @@ async function submissionOf(ctx: Ctx): Promise<Submission> {
 }
 
 export function mailRoutes(api: Api, { db, accept }: HttpDeps): void {
-  api.add({ method: 'post', path: '/v1/mails/send', summary: 'Queue an email', tag: 'Mails', scope: 'mail:send', body: 'SendRequest',
+  api.add({ method: 'post', path: '/v1/mails/send', summary: 'Queue an email', tag: 'Mails', scope: 'mail:send', body: 'SendRequest', multipart: true,
     response: { status: 200, schema: 'SendResponse' },
     errors: ['malformed_request', 'plan_send_limit_exceeded', 'subscription_inactive', 'sender_not_found', 'mail_template_not_found',
       'sandbox_relay_restricted', 'domain_sender_not_verified', 'template_not_public', 'request_too_large', 'unsupported_media_type',

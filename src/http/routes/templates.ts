@@ -9,7 +9,7 @@ type TemplatesQuery = TemplateFilter & { page?: number; page_size?: number };
 
 export function templateRoutes(api: Api, { db }: HttpDeps): void {
   api.add({ method: 'get', path: '/v1/mail-templates', summary: 'List mail templates (without html and config)', tag: 'Templates', scope: 'templates:read',
-    query: 'MailTemplatesQuery', response: { status: 200, schema: 'MailTemplateSummary', list: true } }, (ctx, p) => {
+    query: 'MailTemplatesQuery', pageSize: 10, response: { status: 200, schema: 'MailTemplateSummary', list: true } }, (ctx, p) => {
     const q = validateQuery<TemplatesQuery>('MailTemplatesQuery', ctx.query);
     ctx.body = collection(listTemplates(db, p.instance.id, q, pageOf(q, 10)));
   });
