@@ -8,6 +8,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import type Mail from 'nodemailer/lib/mailer';
 import { mimeBytes } from './mime-bytes';
+import { headerEnd } from '../lib/header-section';
 import { asBuffer, defineTask, type WorkerPool } from '../lib/worker-pool';
 import type { Attachment, Recipient } from './types';
 import type { NormalizedSubmission } from './validate';
@@ -85,8 +86,7 @@ export async function assemble(sub: NormalizedSubmission, e: Envelope, workers: 
 }
 
 function completeRaw(raw: Buffer, e: Envelope): Buffer {
-  const end = raw.indexOf('\r\n\r\n');
-  const head = raw.subarray(0, end === -1 ? raw.length : end).toString('latin1');
+  const head = raw.subarray(0, headerEnd(raw)).toString('latin1');
   const add: string[] = [];
   if (!/^message-id:/im.test(head)) add.push(`Message-ID: ${messageIdOf(e)}`);
   if (!/^date:/im.test(head)) add.push(`Date: ${new Date(e.at).toUTCString().replace('GMT', '+0000')}`);

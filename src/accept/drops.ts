@@ -8,10 +8,16 @@ import type { InstanceRow } from '../store/instances';
 import type { SenderRow } from '../store/senders';
 import { findSuppression } from '../store/suppressions';
 import { evaluateConsent } from '../consent/evaluate';
-import type { NormalizedSubmission } from './validate';
+import { limits, type NormalizedSubmission } from './validate';
 
 /** One entry per recipient (same order): null to queue it, else the reason written to its log. */
 export function dropReasons(db: Db, instance: InstanceRow, sender: SenderRow, sub: NormalizedSubmission): (string | null)[] {
+  // Over SMTP the technical limits (spec, Limits) cannot refuse a request the way a 422 does:
+  // "excess attachments end in dropped" (POST /v1/mails/send rule 7), whatever the functional limit.
+  if (sub.attachmentCount > limits.attachments || sub.attachmentBytes > limits.attachmentBytes) {
+    const reason = `${sub.attachmentCount} attachments weighing ${sub.attachmentBytes} bytes, over the technical limits of ${limits.attachments} attachments and ${limits.attachmentBytes} bytes decoded`;
+    return sub.recipients.map(() => reason);
+  }
   if (sub.attachmentBytes > instance.attachment_max_bytes) {
     const reason = `attachments weigh ${sub.attachmentBytes} bytes, over the instance's functional limit of ${instance.attachment_max_bytes} bytes`;
     return sub.recipients.map(() => reason);

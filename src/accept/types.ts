@@ -32,6 +32,8 @@ export interface Submission {
   raw?: Buffer;
   /** SMTP only: total decoded size of the attachments found by the parser (functional limit). */
   rawAttachmentBytes?: number;
+  /** SMTP only: how many attachments the parser found. */
+  rawAttachmentCount?: number;
 }
 
 export interface AcceptResult { msgId: string; mailIds: string[] }

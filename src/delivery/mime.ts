@@ -28,6 +28,10 @@ function decodeQp(s: string): string {
 function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite): { head: string; body: string } | null {
   const type = headerValue(head, 'content-type') ?? 'text/plain';
   if (!/^text\/html\b/i.test(type)) return null;
+  // An html file attached to the mail is the sender's document, delivered byte for byte: only
+  // the message's own html body carries the pixel and tracked links.
+  const disposition = headerValue(head, 'content-disposition') ?? '';
+  if (/^attachment\b/i.test(disposition) || /;\s*filename\*?[0-9]*\*?\s*=/i.test(disposition) || /;\s*name\*?[0-9]*\*?\s*=/i.test(type)) return null;
   const charset = (param(type, 'charset') ?? 'utf-8').toLowerCase();
   // A charset iconv-lite does not know cannot be decoded safely: that part goes untracked, as is.
   if (!iconv.encodingExists(charset)) return null;

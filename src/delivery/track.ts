@@ -11,10 +11,17 @@ const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
 const decodeAttr = (s: string): string => s.replace(/&(amp|lt|gt|quot|apos|#38|#x26);/gi, (m, e: string) => entities[e.toLowerCase()] ?? m);
 const encodeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
+/**
+ * The href of an <a> or <area> (the clickable elements), in the three forms HTML allows: double
+ * quoted (may hold an apostrophe), single quoted (may hold a double quote) and unquoted (ends at
+ * whitespace or the tag's end).
+ */
+const linkAttr = /(<(?:a|area)\b[^>]*?\bhref\s*=\s*)(?:"\s*(https?:\/\/[^"]*?)\s*"|'\s*(https?:\/\/[^']*?)\s*'|(https?:\/\/[^\s"'<>`]+))/gi;
+
 /** Rewrites the links of one html document and adds the pixel before </body> (or at the end). */
 export function trackHtml(html: string, mailId: string, links: LinkBuilder): string {
-  const withLinks = html.replace(/(<a\b[^>]*?\bhref\s*=\s*)(["'])\s*(https?:\/\/[^"']*?)\s*\2/gi, (_m, pre: string, _q: string, url: string) =>
-    `${pre}"${encodeAttr(links.click(mailId, decodeAttr(url)))}"`);
+  const withLinks = html.replace(linkAttr, (_m, pre: string, double?: string, single?: string, bare?: string) =>
+    `${pre}"${encodeAttr(links.click(mailId, decodeAttr(double ?? single ?? bare ?? '')))}"`);
   const pixel = `<img src="${encodeAttr(links.open(mailId))}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`;
   const end = withLinks.search(/<\/body\s*>(?![\s\S]*<\/body\s*>)/i);
   return end < 0 ? withLinks + pixel : withLinks.slice(0, end) + pixel + withLinks.slice(end);

@@ -7,8 +7,10 @@
  * close after 30 s.
  */
 import net from 'node:net';
+import { isAscii } from 'node:buffer';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import type Mail from 'nodemailer/lib/mailer';
 import type { Hop } from './route';
 import { classifyError, classifyReply, type Outcome } from './outcome';
 
@@ -54,7 +56,10 @@ export function createTransport(o: TransportOptions): Transport {
   async function sendVia(p: Pool, envelope: Envelope, raw: Buffer): Promise<Outcome> {
     p.active++;
     try {
-      const info = await p.mailer.sendMail({ envelope: { from: envelope.from, to: [envelope.to] }, raw });
+      // RFC 6152: a body with 8-bit bytes (an SMTP client's 8bit part, raw UTF-8 headers) is
+      // announced as BODY=8BITMIME where the MX offers it; API-built messages are 7-bit.
+      const use8BitMime = !isAscii(raw);
+      const info = await p.mailer.sendMail({ envelope: { from: envelope.from, to: [envelope.to], use8BitMime } as Mail.Options['envelope'], raw });
       const response = String(info.response ?? '250 OK');
       const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
       return classifyReply(code, response, 'message');

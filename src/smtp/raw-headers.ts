@@ -3,26 +3,9 @@
  * byte (folded continuation lines included, RFC 5322 §2.2.3; latin1 text so 8-bit bytes survive),
  * and decoding RFC 2047 encoded words in the values the door reads.
  */
+import { headerEnd } from '../lib/header-section';
 
-/** Offset of the blank line that ends the header section (the body starts after it). */
-function headerEnd(raw: Buffer): number {
-  let pos = 0;
-  while (pos < raw.length) {
-    const nl = raw.indexOf(0x0a, pos);
-    if (nl === -1) return raw.length; // no body at all: everything is header
-    const empty = nl === pos || (nl === pos + 1 && raw[pos] === 0x0d);
-    if (empty) return pos;
-    pos = nl + 1;
-  }
-  return raw.length;
-}
-
-/** The header section with the blank line that ends it (the whole message when it has no body). */
-export function headerSection(raw: Buffer): Buffer {
-  const end = headerEnd(raw);
-  if (end >= raw.length) return raw;
-  return raw.subarray(0, raw.indexOf(0x0a, end) + 1);
-}
+export { headerSection } from '../lib/header-section';
 
 /** The raw values of every field named `lowerName` in a header section, in order, unfolded and trimmed (not decoded). */
 export function fieldValues(section: Buffer, lowerName: string): string[] {
@@ -55,8 +38,8 @@ export function stripHeaderFields(raw: Buffer, drop: (lowerName: string) => bool
   return Buffer.concat([Buffer.from(kept, 'latin1'), raw.subarray(end)]);
 }
 
-/** The fields the submission door removes: the platform's X-Svc-* and Bcc (never delivered). */
-export const isPrivateHeader = (lowerName: string): boolean => lowerName.startsWith('x-svc-') || lowerName === 'bcc';
+/** The fields the submission door removes: the platform's X-Svc-*, and Bcc and Resent-Bcc (RFC 5322 §3.6.3, §3.6.6: never delivered). */
+export const isPrivateHeader = (lowerName: string): boolean => lowerName.startsWith('x-svc-') || lowerName === 'bcc' || lowerName === 'resent-bcc';
 
 const encodedWord = /=\?([^?\s]+)\?([QqBb])\?([^?\s]*)\?=/g;
 

@@ -106,18 +106,24 @@ function readHead(section: Buffer): SubmittedHead {
 const maxHeadBytes = 1024 * 1024;
 
 /** mailparser's reading of the message: its headers, and the decoded weight of its attachments. */
-export async function parseSubmitted(raw: Buffer): Promise<{ parsed: SubmittedHead; attachmentBytes: number }> {
+export async function parseSubmitted(raw: Buffer): Promise<{ parsed: SubmittedHead; attachmentBytes: number; attachmentCount: number }> {
   const section = headerSection(raw);
-  if (section.length <= maxHeadBytes && plainTextHead(section)) return { parsed: readHead(section), attachmentBytes: 0 };
+  if (section.length <= maxHeadBytes && plainTextHead(section)) return { parsed: readHead(section), attachmentBytes: 0, attachmentCount: 0 };
   const parsed = await simpleParser(raw, parseOptions);
-  return { parsed, attachmentBytes: parsed.attachments.reduce((sum, a) => sum + a.size, 0) };
+  return { parsed, attachmentBytes: parsed.attachments.reduce((sum, a) => sum + a.size, 0), attachmentCount: parsed.attachments.length };
 }
 
 /** Turns the client's bytes into a Submission (From, Subject, X-Svc-* fields); accept applies the rules. */
 async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submission> {
-  const { parsed, attachmentBytes } = await parseSubmitted(raw);
-  const from = parsed.from?.value.find((a) => a.address)?.address;
+  const { parsed, attachmentBytes, attachmentCount } = await parseSubmitted(raw);
+  const mailboxes = parsed.from?.value.filter((a) => a.address) ?? [];
+  const from = mailboxes[0]?.address;
   if (!from) throw validationError([{ pointer: '/sender_email', code: 'missing', message: 'the message has no From header' }], 'The message has no From header.');
+  // The From header is the registered sender the rules are checked against (CONTRACT §4): a
+  // second From field or a second mailbox would put an unchecked author before the recipient.
+  if (mailboxes.length > 1 || fieldValues(headerSection(raw), 'from').length > 1) {
+    throw validationError([{ pointer: '/sender_email', code: 'value_error.from', message: 'the From header must be one field naming one mailbox, a registered sender' }], 'The message must have one From header naming one mailbox.');
+  }
   // Lengths of the subject and of the X-Svc-* values are rules of the accept path (both doors).
   const subject = parsed.subject ?? null;
   return {
@@ -141,6 +147,7 @@ async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submissi
     customGroupCode: headerText(parsed, 'x-svc-group-code'),
     raw: stripHeaderFields(raw, isPrivateHeader),
     rawAttachmentBytes: attachmentBytes,
+    rawAttachmentCount: attachmentCount,
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 
-export interface SunkMessage { from: string; to: string[]; raw: Buffer; secure: boolean; user?: string }
+export interface SunkMessage { from: string; to: string[]; raw: Buffer; secure: boolean; user?: string; /** MAIL FROM parameters (BODY=8BITMIME, SMTPUTF8...). */ mailArgs: Record<string, string | boolean> }
 
 export interface SinkScript {
   /** Answer 451 at DATA to the first N messages. */
@@ -83,6 +83,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, script
           raw: Buffer.concat(chunks),
           secure: session.secure,
           user: typeof session.user === 'string' ? session.user : undefined,
+          mailArgs: (session.envelope.mailFrom && session.envelope.mailFrom.args) || {},
         });
         cb(null, `2.0.0 Ok: queued as sink${received.length}`);
       });

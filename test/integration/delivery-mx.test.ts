@@ -4,6 +4,7 @@ import { simpleParser } from 'mailparser';
 import { startWorld, mailState, mailLogs } from '../helpers/delivery-world';
 import { waitFor } from '../helpers/service';
 import { spoolHolds } from '../helpers/spool-files';
+import { smtpConnect } from '../helpers/smtp-client';
 
 t.test('a send through the API reaches the MX of each recipient domain signed with the sender domain key, and each recipient gets its own tracked copy', async (t) => {
   const w = await startWorld(t);
@@ -46,4 +47,21 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
   t.same(logs.body.pagination, { page: 1, page_size: 20, has_more: false, total_items: 3, total_pages: 1 }, 'the spec\'s default page size');
   t.match(spoolFile, /^seg-\d{6}\.spool:\d+:\d+$/, 'the bytes were appended to a spool segment');
   await waitFor(() => !spoolHolds(w.ts.dataDir, spoolFile), { what: 'spool released once every recipient is final' });
+});
+
+t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one without it', async (t) => {
+  const w = await startWorld(t);
+  const key = (await w.ts.cli('apikey', 'create', w.slug, '--json')).json.api_key as string;
+  const c = await smtpConnect(t, w.ts.svc.ports.smtp as number);
+  t.equal(await c.login(w.slug, key), null);
+  const eight = Buffer.from('From: news@brand.test\r\nTo: ana@example.test\r\nSubject: =?utf-8?Q?ol=C3=A1?=\r\nMIME-Version: 1.0\r\n'
+    + 'Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nñandú\r\n', 'utf8');
+  const seven = 'From: news@brand.test\r\nTo: bo@example.test\r\nSubject: plain\r\n\r\nascii only\r\n';
+  t.equal((await c.send('news@brand.test', ['ana@example.test'], eight)).err, null);
+  t.equal((await c.send('news@brand.test', ['bo@example.test'], seven)).err, null);
+  const got = await waitFor(() => (w.sink.received.length >= 2 ? w.sink.received : undefined), { what: 'both at the MX' });
+  const of = (rcpt: string) => got?.find((m) => m.to.includes(rcpt));
+  t.equal(of('ana@example.test')?.mailArgs.BODY, '8BITMIME', 'RFC 6152: 8-bit data announced');
+  t.ok(of('ana@example.test')?.raw.includes(Buffer.from('ñandú')), 'the 8-bit body itself');
+  t.equal(of('bo@example.test')?.mailArgs.BODY, undefined, '7-bit: no parameter');
 });

@@ -120,6 +120,10 @@ t.test('a DMARC record without rua or without a policy fails DMARC', async (t) =
   z[`_dmarc.${f.name}`].TXT = ['v=DMARC1; p=reject; rua=mailto:reports@example.com'];
   f.dns.setZone(z);
   t.same(states((await f.validate()).body), allVerified, 'any valid policy and mailto rua verifies');
+  // The record the service asks for names ESTAFETA_HOSTNAME, which may be one label (an OS host name).
+  z[`_dmarc.${f.name}`].TXT = ['v=DMARC1; p=none; rua=mailto:dmarc@vm'];
+  f.dns.setZone(z);
+  t.same(states((await f.validate()).body), allVerified, 'a single-label host in the rua');
 });
 
 t.test('NXDOMAIN for every name is a verdict: all four failed', async (t) => {

@@ -95,6 +95,38 @@ t.test('folded X-Svc-* headers are removed with their continuation lines', async
   t.equal(list.body.data[0].custom_msg_id, 'folded-id', 'unfolded value mapped');
 });
 
+t.test('Resent-Bcc goes like Bcc; a bare-LF message still gets its Date and Message-ID in its header', async (t) => {
+  const s = await startTestService(t);
+  await s.svc.delivery.stop(); // keeps the spool file (see above)
+  const { from, rcpt, c } = await session(t, s);
+  const resent = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'Resent', 'Resent-Bcc: secret@example.test\r\n'));
+  const spooled = (await messageBytes(s.dataDir, s.svc.db, queued.exec(resent.info?.response ?? '')?.[1] as string)).toString('latin1');
+  t.notMatch(spooled, /secret@example\.test|Resent-Bcc/i);
+  // The body's lines look like fields: only the header section decides what is missing.
+  const lf = `From: ${from}\nTo: ${rcpt('x')}\nSubject: bare lf\n\nline one\nDate: not a header\nMessage-ID: <no@no>\n`;
+  const r = await c.send(from, [rcpt('x')], lf);
+  const msgId = queued.exec(r.info?.response ?? '')?.[1] as string;
+  t.ok(msgId, r.err?.message ?? 'accepted');
+  const bytes = (await messageBytes(s.dataDir, s.svc.db, msgId)).toString('latin1');
+  const head = bytes.slice(0, bytes.search(/\r?\n\r?\n/));
+  t.match(head, new RegExp(`^Message-ID: <${msgId}@`, 'm'), 'Message-ID added to the header');
+  t.match(head, /^Date: \w{3}, \d{2} \w{3} \d{4} /m, 'Date added to the header');
+});
+
+t.test('the From header is one field naming one mailbox: a second author is 554 5.6.0', async (t) => {
+  const s = await startTestService(t);
+  const { from, rcpt, c } = await session(t, s);
+  for (const [name, head] of [
+    ['two From fields', `From: boss@bank.example\r\nFrom: ${from}\r\n`],
+    ['two mailboxes', `From: ${from}, other@example.com\r\nSender: ${from}\r\n`],
+  ]) {
+    const r = await c.send(from, [rcpt('x')], `${head}To: ${rcpt('x')}\r\nSubject: two authors\r\n\r\nhi\r\n`);
+    t.equal(r.err?.responseCode, 554, name);
+    t.match(r.err?.response, /^554 5\.6\.0 validation_error /, name);
+  }
+  t.match((await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'One author'))).info?.response, queued);
+});
+
 t.test('an unregistered From is 550 5.7.1 sender_not_found; a sandbox sender to the outside is 550 5.7.1', async (t) => {
   const s = await startTestService(t);
   const { slug, from, rcpt, c } = await session(t, s);
@@ -172,6 +204,27 @@ t.test('attachments over the functional limit are accepted and the mails end dro
   t.same(row, { attachment_bytes: 3000 }, 'decoded attachment size measured by the parser');
   const list = await s.api('GET', `/v1/mails?msg_id=${msgId}`);
   t.equal(list.body.data[0].status, 4, 'dropped');
+});
+
+t.test('attachments over the technical limits end dropped too, whatever the functional limit (spec, rule 7)', async (t) => {
+  const s = await startTestService(t);
+  const { slug, from, rcpt, c } = await session(t, s);
+  t.equal((await s.cli('instance', 'limits', slug, '--attachment-max-bytes', String(30 * 1024 * 1024), '--json')).code, 0);
+  const boundary = 'b2';
+  const part = (i: number) => `--${boundary}\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=f${i}.bin\r\nContent-Transfer-Encoding: base64\r\n\r\naGk=\r\n`;
+  const raw = (n: number) => `From: ${from}\r\nTo: ${rcpt('x')}\r\nSubject: ${n} files\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=${boundary}\r\n\r\n`
+    + Array.from({ length: n }, (_, i) => part(i)).join('') + `--${boundary}--\r\n`;
+  const status = async (n: number): Promise<{ status: number; log: string }> => {
+    const { info } = await c.send(from, [rcpt('x')], raw(n));
+    const msgId = queued.exec(info?.response ?? '')?.[1] as string;
+    const mail = (await s.api('GET', `/v1/mails?msg_id=${msgId}`)).body.data[0];
+    const logs = await s.api('GET', `/v1/mails/${mail.mail_id}/logs`);
+    return { status: mail.status, log: JSON.stringify(logs.body.data) };
+  };
+  t.not((await status(20)).status, 4, '20 attachments are delivered');
+  const over = await status(21);
+  t.equal(over.status, 4, '21 attachments: dropped');
+  t.match(over.log, /technical limits of 20 attachments/, 'the log says why');
 });
 
 t.test('plan, subscription and bandwidth refusals speak their CONTRACT §6 replies', async (t) => {

@@ -50,3 +50,31 @@ t.test('a tracked message that had no MIME-Version gets one; one that had it kee
   const text = Buffer.from('From: a@example.test\r\nSubject: s\r\n\r\nplain text\r\n');
   t.notMatch(trackMessage(text, o).toString('latin1'), /MIME-Version/, 'nothing rewritten, nothing added');
 });
+
+t.test('an html file attached to the mail is the sender\'s document: delivered as it was, untracked', async (t) => {
+  const doc = Buffer.from('<a href="https://example.org/inv">invoice</a>').toString('base64');
+  for (const head of [
+    'Content-Type: text/html; name="invoice.html"\r\nContent-Disposition: attachment; filename="invoice.html"\r\nContent-Transfer-Encoding: base64',
+    'Content-Type: text/html\r\nContent-Disposition: inline; filename*=utf-8\'\'fa%C3%A7tura.html\r\nContent-Transfer-Encoding: base64',
+    'Content-Type: text/html; name="report.html"\r\nContent-Transfer-Encoding: base64',
+  ]) t.same(rewriteEntity(head, doc, rewrite), { head, body: doc }, head.split('\r\n')[1]);
+  const body = ['--m', 'Content-Type: text/html', '', '<a href="https://example.org/body">b</a>', '--m',
+    'Content-Type: text/html', 'Content-Disposition: attachment; filename=a.html', '', '<a href="https://example.org/file">f</a>', '--m--', ''].join('\r\n');
+  const r = rewriteEntity('Content-Type: multipart/mixed; boundary=m', body, rewrite);
+  t.match(r.body, /Content-Disposition: attachment; filename=a\.html\r\n\r\n<a href="https:\/\/example\.org\/file">f<\/a>\r\n/, 'the attached file is byte for byte');
+  t.notMatch(r.body, /<a href="https:\/\/example\.org\/body">/, 'the body part is rewritten');
+});
+
+t.test('every form of an href is tracked: double, single and unquoted values, on <a> and <area>', async (t) => {
+  const o = { mailId: '20261122abcdefghijklmnop', links: linkBuilder('https://t.example', Buffer.alloc(32, 1)), unsubscribeMailto: 'u@t.example', trackHtml: true };
+  const html = '<a href=https://example.org/unquoted>u</a> <a title="x" href="https://example.org/it\'s">d</a> '
+    + '<a href=\'https://example.org/say"hi"\'>s</a> <map><area shape="rect" href="https://example.org/area"></map> <a href="mailto:x@example.org">m</a>';
+  const raw = Buffer.from(`From: a@example.test\r\nSubject: s\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${html}\r\n`);
+  const out = trackMessage(raw, o).toString('latin1');
+  const tracked = Buffer.from(out.split('\r\n\r\n')[1].replace(/\r\n/g, ''), 'base64').toString('utf8');
+  const clicks = [...tracked.matchAll(/href="(https:\/\/t\.example\/[^"]+)"/g)].map((m) => m[1]);
+  t.equal(clicks.length, 4, tracked);
+  const targets = clicks.map((c) => new URL(c.replace(/&amp;/g, '&')).searchParams.get('u'));
+  t.same(targets, ['https://example.org/unquoted', "https://example.org/it's", 'https://example.org/say"hi"', 'https://example.org/area']);
+  t.match(tracked, /href="mailto:x@example\.org"/, 'a mailto link stays');
+});

@@ -1,0 +1,25 @@
+/**
+ * Where a message's header section ends (RFC 5322 §2.1), for CRLF and bare-LF messages alike:
+ * an SMTP client's bytes may use either, and a search for CRLF CRLF alone reads into the body.
+ */
+
+/** Offset of the blank line that ends the header section (the body starts after it). */
+export function headerEnd(raw: Buffer): number {
+  let pos = 0;
+  while (pos < raw.length) {
+    const nl = raw.indexOf(0x0a, pos);
+    if (nl === -1) return raw.length; // no body at all: everything is header
+    const empty = nl === pos || (nl === pos + 1 && raw[pos] === 0x0d);
+    if (empty) return pos;
+    pos = nl + 1;
+  }
+  return raw.length;
+}
+
+/** The header section with the blank line that ends it (the whole message when it has no body). */
+export function headerSection(raw: Buffer): Buffer {
+  const end = headerEnd(raw);
+  if (end >= raw.length) return raw;
+  return raw.subarray(0, raw.indexOf(0x0a, end) + 1);
+}
+
