@@ -4,7 +4,7 @@
  * on stdout, exit 0; on failure {"code","detail"} and a non-zero exit.
  */
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config/load';
+import { ConfigError, loadConfig, type Config } from '../config/load';
 import { openDb, type Db } from '../store/db';
 import { asServiceError, ServiceError } from '../errors';
 import { requireInstance } from '../instances/instances';
@@ -41,6 +41,13 @@ export function run(fn: Action) {
       const result = await fn(ctx, args, opts);
       print(json, result ?? { ok: true });
     } catch (err) {
+      if (err instanceof ConfigError) {
+        // The operator's configuration, not a fault of the service: named, and EX_CONFIG like `npm start`.
+        if (json) process.stdout.write(`${JSON.stringify({ code: 'invalid_configuration', detail: err.message })}\n`);
+        else process.stderr.write(`error: invalid_configuration: ${err.message}\n`);
+        process.exitCode = 78;
+        return;
+      }
       const e = err instanceof ServiceError ? err : asServiceError(err);
       const detail = e.code === 'internal_error' ? (err as Error).message : e.detail;
       const body: Record<string, unknown> = { code: e.code, detail, ...e.extras };

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isIP } from 'node:net';
+import tls from 'node:tls';
 import Ajv from 'ajv';
 import { projectRoot, schemaDir } from '../lib/paths';
 
@@ -66,11 +67,12 @@ function parseEnv(name: string, raw: string, kind: Kind): unknown {
     if (!/^-?\d+$/.test(s.trim())) throw new ConfigError(`${name}: "${raw}" is not an integer`);
     return Number(s);
   };
+  const off = text === '' || text.toLowerCase() === 'off';
   switch (kind) {
-    case 'string': return text === '' || text === 'off' ? null : text;
+    case 'string': return off ? null : text;
     case 'int': return int(text);
-    case 'intOrOff': return text === '' || text === 'off' ? null : int(text);
-    case 'list': return text === '' ? [] : text.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'intOrOff': return off ? null : int(text);
+    case 'list': return off ? [] : text.split(',').map((s) => s.trim()).filter(Boolean);
     case 'intList': return text.split(',').map(int);
     case 'bool':
       if (/^(true|1|yes)$/i.test(text)) return true;
@@ -80,11 +82,14 @@ function parseEnv(name: string, raw: string, kind: Kind): unknown {
 }
 
 function readJson(file: string): Record<string, unknown> {
+  let value: unknown;
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    value = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
   }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`config file ${file}: must be a JSON object of keys`);
+  return value as Record<string, unknown>;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Readonly<Config> {
@@ -104,7 +109,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     const key = unknown ?? (e?.instancePath ?? '').split('/')[1] ?? '';
     const envName = Object.entries(envKeys).find(([, [k]]) => k === key)?.[0];
     const where = key === '' ? '/' : envName ? `${envName} (${key})` : key;
-    throw new ConfigError(`invalid configuration at ${where}: ${unknown !== null ? 'unknown key' : e?.message ?? 'invalid'}`);
+    // A required key set to null was turned off (empty or `off` in the environment): it has no off.
+    const why = unknown !== null ? 'unknown key' : merged[key] === null ? 'cannot be empty or off' : e?.message ?? 'invalid';
+    throw new ConfigError(`invalid configuration at ${where}: ${why}`);
   }
   const c = merged as unknown as Config;
   if (c.hostname === null) c.hostname = os.hostname();
@@ -115,7 +122,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     c.publicUrl = `http://${host}:${c.httpPort}`;
   }
   c.publicUrl = c.publicUrl.replace(/\/+$/, '');
-  if (c.relay !== null && !/^smtps?:\/\//.test(c.relay)) throw new ConfigError('ESTAFETA_RELAY must be smtp://[user:pass@]host:port');
+  // Both become URLs the service builds on (links in every mail, the smarthost it dials): a
+  // value that is not one stops the start here, naming the key, not at the first mail.
+  const publicUrl = urlOrNull(c.publicUrl);
+  if (!publicUrl || !/^https?:$/.test(publicUrl.protocol) || !publicUrl.hostname || publicUrl.search || publicUrl.hash) {
+    throw new ConfigError(`ESTAFETA_PUBLIC_URL: "${c.publicUrl}" is not an http(s) URL (scheme, host, optional port and path)`);
+  }
+  if (c.relay !== null) {
+    const relay = urlOrNull(c.relay);
+    if (!relay || !/^smtps?:$/.test(relay.protocol) || !relay.hostname) throw new ConfigError('ESTAFETA_RELAY must be smtp://[user:pass@]host:port');
+  }
   for (const server of c.dnsServers) {
     if (!isDnsServer(server)) throw new ConfigError(`ESTAFETA_DNS_SERVERS: "${server}" is not an IP address (IPv4[:port], IPv6 or [IPv6]:port)`);
   }
@@ -131,7 +147,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       throw new ConfigError(`${name}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
   }
+  if (c.tlsCert !== null && c.tlsKey !== null) {
+    // The pair as the SMTP listeners will load it: PEM that parses, a key that matches.
+    try {
+      tls.createSecureContext({ cert: fs.readFileSync(c.tlsCert), key: fs.readFileSync(c.tlsKey) });
+    } catch (err) {
+      throw new ConfigError(`ESTAFETA_TLS_CERT / ESTAFETA_TLS_KEY: not a usable certificate and key: ${(err as Error).message}`);
+    }
+  }
   return Object.freeze(c);
+}
+
+function urlOrNull(s: string): URL | null {
+  try {
+    return new URL(s);
+  } catch {
+    return null;
+  }
 }
 
 /** The forms node:dns setServers takes: an IP, IPv4:port, or [IPv6]:port. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startTestService } from '../helpers/service';
+import { runCli, startTestService } from '../helpers/service';
 
 t.test('instance create provisions the sandbox, the purposes and the system fields', async (t) => {
   const s = await startTestService(t);
@@ -39,6 +39,10 @@ t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
   t.equal(badCidr.json.code, 'validation_error');
   const badSub = await s.cli('instance', 'limits', 'dup', '--subscription', 'maybe', '--json');
   t.equal(badSub.json.code, 'validation_error');
+  // A configuration mistake is the operator's, named as such (EX_CONFIG, as `npm start` exits).
+  const badConfig = await runCli({ ...s.env, ESTAFETA_HTTP_PORT: 'abc' }, ['instance', 'limits', 'dup', '--json']);
+  t.same([badConfig.code, badConfig.json.code], [78, 'invalid_configuration']);
+  t.match(badConfig.json.detail, /ESTAFETA_HTTP_PORT/);
 });
 
 t.test('instance limits shows and changes the limits, with the defaults of CONTRACT §6', async (t) => {

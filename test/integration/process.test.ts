@@ -2,6 +2,8 @@ import t from 'tap';
 import { spawnService } from '../helpers/process';
 import { runCli, tempDir, waitFor } from '../helpers/service';
 import net from 'node:net';
+import fs from 'node:fs';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 
 /** Connects, reads the greeting, then stays idle; `closed` resolves with everything the server sent. */
@@ -63,6 +65,25 @@ t.test('`npm start` is the service process itself: a SIGTERM to npm stops it and
   npm.child.kill('SIGTERM'); // to npm alone, as a supervisor that knows only its child does
   t.same(await npm.exited, { code: 0, signal: null }, 'npm exits 0');
   await t.rejects(fetch(`${base}/healthz`), 'nothing serves the port any more: the service stopped with npm');
+});
+
+t.test('a SIGTERM while the service\'s modules are still loading exits 0 as well', async (t) => {
+  // A preload (real process, real signal) sends the signal at the exact moment main.js asks for
+  // the service module, the ~second a start spends loading code before any listener exists.
+  const dir = tempDir();
+  const preload = path.join(dir, 'term-on-load.js');
+  fs.writeFileSync(preload, `const Module = require('module');
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (request === './service') { Module._load = load; process.kill(process.pid, 'SIGTERM'); }
+  return load.call(this, request, ...rest);
+};\n`);
+  const main = path.join(__dirname, '..', '..', 'src', 'main.js');
+  const child = spawn(process.execPath, ['--require', preload, main], {
+    env: { ...process.env, ESTAFETA_DATA_DIR: dir, ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0' }, stdio: 'ignore',
+  });
+  const exited = await new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  t.same(exited, { code: 0, signal: null });
 });
 
 t.test('an invalid configuration stops the start with the failing key', async (t) => {

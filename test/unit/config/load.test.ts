@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig, envKeys } from '../../../src/config/load';
 import { projectRoot } from '../../../src/lib/paths';
+import { loadTlsCredentials } from '../../../src/smtp/tls';
 import { tempDir } from '../../helpers/service';
 
 t.test('defaults come from config/default.json and the contract', async (t) => {
@@ -58,7 +59,33 @@ t.test('DNS servers and the TLS pair are checked at load, before any listener st
   t.throws(() => loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem' }, dir), /set together/);
   t.throws(() => loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem', ESTAFETA_TLS_KEY: 'missing.pem' }, dir), /ESTAFETA_TLS_KEY: cannot read missing\.pem/);
   fs.writeFileSync(path.join(dir, 'key.pem'), 'x');
+  t.throws(() => loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem', ESTAFETA_TLS_KEY: 'key.pem' }, dir), /ESTAFETA_TLS_CERT \/ ESTAFETA_TLS_KEY: not a usable/, 'files that are not PEM');
+  // A real pair, as the service generates one for itself.
+  const pair = await loadTlsCredentials({ dataDir: dir, hostname: 'mta.example.test', tlsCert: null, tlsKey: null });
+  fs.writeFileSync(path.join(dir, 'cert.pem'), pair.cert);
+  fs.writeFileSync(path.join(dir, 'key.pem'), pair.key);
   t.equal(loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem', ESTAFETA_TLS_KEY: 'key.pem' }, dir).tlsKey, path.join(dir, 'key.pem'), 'resolved like the data dir');
+  const other = await loadTlsCredentials({ dataDir: path.join(dir, 'other'), hostname: 'x.example.test', tlsCert: null, tlsKey: null });
+  fs.writeFileSync(path.join(dir, 'other-key.pem'), other.key);
+  t.throws(() => loadConfig({ ESTAFETA_TLS_CERT: 'cert.pem', ESTAFETA_TLS_KEY: 'other-key.pem' }, dir), /not a usable certificate and key/, 'a key that does not match');
+});
+
+t.test('URLs the service builds on are checked at load; `off` turns any optional key off', async (t) => {
+  for (const bad of ['notaurl', 'ftp://host.example', 'http://', 'https://host.example/?q=1']) {
+    t.throws(() => loadConfig({ ESTAFETA_PUBLIC_URL: bad }), /ESTAFETA_PUBLIC_URL/, bad);
+  }
+  t.equal(loadConfig({ ESTAFETA_PUBLIC_URL: 'https://mail.example.com/estafeta/' }).publicUrl, 'https://mail.example.com/estafeta');
+  for (const bad of ['smtp://', 'smtp://h:notaport', 'http://relay.example:25', 'relay.example:25']) {
+    t.throws(() => loadConfig({ ESTAFETA_RELAY: bad }), /ESTAFETA_RELAY/, bad);
+  }
+  t.equal(loadConfig({ ESTAFETA_RELAY: 'smtp://u:p@relay.example:2525' }).relay, 'smtp://u:p@relay.example:2525');
+  t.same(loadConfig({ ESTAFETA_DNS_SERVERS: 'off' }).dnsServers, [], 'a list');
+  t.equal(loadConfig({ ESTAFETA_SMTPS_PORT: 'OFF' }).smtpsPort, null, 'any case');
+  t.equal(loadConfig({ ESTAFETA_RELAY: 'Off' }).relay, null);
+  t.throws(() => loadConfig({ ESTAFETA_HOST: '' }), /ESTAFETA_HOST \(host\): cannot be empty or off/, 'a required key has no off');
+  const dir = tempDir();
+  fs.writeFileSync(path.join(dir, 'list.json'), '[]');
+  t.throws(() => loadConfig({ ESTAFETA_CONFIG: 'list.json' }, dir), /must be a JSON object/);
 });
 
 t.test('every environment key is documented in the README', async (t) => {
