@@ -4,6 +4,7 @@
  * in-process on port 0.
  */
 import http from 'node:http';
+import { answerClientError } from './http/client-error';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { openDb, type Db } from './store/db';
@@ -54,6 +55,7 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, metrics, accept, spool, delivery });
 
   const httpServer = http.createServer(app.callback());
+  httpServer.on('clientError', answerClientError);
   httpServer.keepAliveTimeout = 5000;
   const httpAddr = await listen(httpServer, config.httpPort, config.host);
   log.info({ event: 'listener.ready', listener: 'http', address: formatAddress(httpAddr) }, `http listening on ${formatAddress(httpAddr)}`);

@@ -150,6 +150,11 @@ export function requireMail(db: Db, instanceId: number, mailId: string, at: numb
     throw new ServiceError('mail_outside_retention', `Mail ${mailId} is older than the 3-month online retention.`);
   }
   const m = date === null ? undefined : findMail(db, instanceId, mailId);
+  // The id gives only the day; the purge cuts at the instant. A mail gone on the cutoff's own
+  // day was purged, not never there.
+  if (!m && date !== null && date <= retentionStart(at)) {
+    throw new ServiceError('mail_outside_retention', `Mail ${mailId} is older than the 3-month online retention.`);
+  }
   if (!m) throw new ServiceError('mail_not_found', `Mail ${mailId} does not exist.`);
   return m;
 }

@@ -12,6 +12,8 @@ export type StatusName = (typeof statusNames)[number];
 
 export interface Overview {
   total: number;
+  /** Mails of test_mode sends, also counted in their status (spec: "counted as `test` in reports"). */
+  test: number;
   status: Record<StatusName, number>;
   opens: number; clicks: number; unique_opened: number; unique_clicked: number;
   rates: { delivery_rate: number | null; bounce_rate: number | null; open_rate: number | null; click_rate: number | null; click_to_open_rate: number | null };
@@ -37,9 +39,13 @@ export function statsOverview(db: Db, instanceId: number, f: Pick<MailFilter, 'f
             COALESCE(SUM(opens > 0), 0) AS opened, COALESCE(SUM(clicks > 0), 0) AS clicked
        FROM mails WHERE instance_id = ? AND received_at >= ? AND received_at < ? AND (opens > 0 OR clicks > 0)`,
   ).get(instanceId, f.from, f.to) as { opens: number; clicks: number; opened: number; clicked: number };
+  const test = (db.prepare(
+    `SELECT COUNT(*) AS n FROM mails WHERE message_id IN (
+       SELECT id FROM messages WHERE instance_id = ? AND received_at >= ? AND received_at < ? AND test_mode = 1)`,
+  ).get(instanceId, f.from, f.to) as { n: number }).n;
   const total = counts.reduce((sum, c) => sum + c.n, 0);
   return {
-    total, status, opens: e.opens, clicks: e.clicks, unique_opened: e.opened, unique_clicked: e.clicked,
+    total, test, status, opens: e.opens, clicks: e.clicks, unique_opened: e.opened, unique_clicked: e.clicked,
     rates: {
       delivery_rate: rate(status.sent, status.sent + status.bounced + status.dropped),
       bounce_rate: rate(status.bounced, status.sent + status.bounced),

@@ -1,8 +1,8 @@
 /**
  * Consent events (spec, POST/GET /v1/consent-events): the append-only history. Registering checks,
- * in this order: every field-level problem at once (422: schema, unknown purpose_id, invalid
- * email), then the term (404, inactive 409, no current version 409), then the rules against each
- * other (type/channel mismatch 409, duplicate channel+purpose 409).
+ * in this order (after the route's JSON Schema 422): the term (404, inactive 409, no current
+ * version 409), the rules against each other (type/channel mismatch 409, duplicate
+ * channel+purpose 409), then every value problem at once (422: unknown purpose_id, invalid email).
  */
 import type { Db } from '../store/db';
 import * as store from '../store/consent';

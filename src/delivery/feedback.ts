@@ -28,10 +28,10 @@ export function mailIdsIn(text: string): string[] {
   return [...ids];
 }
 
-interface MailRow { id: number; instance_id: number; mail_id: string; rcpt: string; status: number; message_id: number }
+interface MailRow { id: number; instance_id: number; mail_id: string; rcpt: string; status: number; message_id: number; sender_email: string | null }
 
 export function findMailById(db: Db, mailId: string): MailRow | undefined {
-  return db.prepare('SELECT id, instance_id, mail_id, rcpt, status, message_id FROM mails WHERE mail_id = ?').get(mailId) as MailRow | undefined;
+  return db.prepare('SELECT id, instance_id, mail_id, rcpt, status, message_id, sender_email FROM mails WHERE mail_id = ?').get(mailId) as MailRow | undefined;
 }
 
 const log = (db: Db, mail: MailRow, at: number, event: string, status: number, detail: string, response: string | null): void =>

@@ -147,6 +147,13 @@ const decimalInteger = /^[+-]?\d+$/;
 
 export function validateQuery<T>(id: string, query: Record<string, unknown>): T {
   const copy: Record<string, unknown> = { ...query };
+  // A NUL ends a pattern in SQLite's LIKE ("%Team\0zzz%" matches as "%Team"): no text filter can
+  // mean it, so it is a malformed parameter rather than a filter that silently matches more.
+  for (const [name, v] of Object.entries(copy)) {
+    if ((Array.isArray(v) ? v : [v]).some((x) => typeof x === 'string' && x.includes('\0'))) {
+      throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: it contains a NUL character.`);
+    }
+  }
   // ajv coerces only "true"/"false": `?is_active=1` or `=TRUE` is just as clear a boolean.
   for (const name of paramsOf(id, 'boolean')) {
     const v = copy[name];

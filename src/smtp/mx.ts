@@ -1,7 +1,8 @@
 /**
  * Inbound MX door (CONTRACT §2, ESTAFETA_MX_PORT): accepts mail only for the platform's own
- * addresses — VERP return paths bounces+<mail_id>@…, unsubscribe+<mail_id>@<hostname> and
- * complaints@, postmaster@ and abuse@<hostname> — and refuses everything else with 550 5.1.1 (never an open relay).
+ * addresses — VERP return paths bounces+<mail_id>@<sender domain>, unsubscribe+<mail_id>@<hostname>,
+ * complaints@, postmaster@, abuse@ and dmarc@<hostname>, postmaster and abuse at a registered
+ * domain, a bare postmaster — and refuses everything else with 550 5.1.1 (never an open relay).
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
@@ -11,6 +12,8 @@ import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import { listenSmtp, type Listener } from './listen';
 import { openSpool } from '../spool/spool';
+import { isRegisteredDomain } from '../store/domains';
+import { domainOf } from '../lib/address';
 import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, mailIdsIn, reportFields } from '../delivery/feedback';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
@@ -22,22 +25,30 @@ const MAX_REPORT_BYTES = 10 * 1024 * 1024;
 const sessionRoles = new WeakMap<SMTPServerSession, Role[]>();
 const smtpError = (code: number, text: string): Error & { responseCode: number } => Object.assign(new Error(text), { responseCode: code });
 
-// postmaster (RFC 5321 §4.5.1: every server accepts it) and abuse (RFC 2142), where feedback
-// loops also send, take reports like complaints@; anything else sent there is logged, not kept.
-const reportMailboxes = new Set(['complaints', 'postmaster', 'abuse']);
+// At the platform's host name: complaints@ (feedback loops), postmaster (RFC 5321 §4.5.1: every
+// server accepts it), abuse (RFC 2142, where feedback loops also send) and dmarc (the rua the
+// domain records ask for: aggregate reports are received and logged, not kept).
+const reportMailboxes = new Set(['complaints', 'postmaster', 'abuse', 'dmarc']);
+// At a sender domain (its MX points here, as dns_records asks): the RFC 5321 and 2142 role boxes.
+const domainMailboxes = new Set(['postmaster', 'abuse']);
 
 /** What an address of ours is for, or null when it is not ours. */
 export function roleOf(db: Db, hostname: string, address: string): Role | null {
   const at = address.lastIndexOf('@');
+  // RFC 5321 §4.5.1: a bare "postmaster" (no domain) MUST be accepted.
+  if (at === -1) return address.toLowerCase() === 'postmaster' ? { kind: 'complaints' } : null;
   const local = address.slice(0, at).toLowerCase();
   const domain = address.slice(at + 1).toLowerCase();
   if (reportMailboxes.has(local) && domain === hostname) return { kind: 'complaints' };
+  if (domainMailboxes.has(local) && isRegisteredDomain(db, domain)) return { kind: 'complaints' };
   const m = /^(bounces|unsubscribe)\+([a-z0-9._-]+)$/i.exec(address.slice(0, at));
   if (!m) return null;
-  const mailId = m[2];
-  if (!findMailById(db, mailId)) return null;
-  if (m[1].toLowerCase() === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId } : null;
-  return { kind: 'bounce', mailId };
+  const mail = findMailById(db, m[2]);
+  if (!mail) return null;
+  if (m[1].toLowerCase() === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
+  // Only the return path the mail was sent with (attempt.ts returnPath): its id at the sender's domain.
+  const returnDomain = mail.sender_email ? domainOf(mail.sender_email).toLowerCase() : hostname;
+  return domain === returnDomain ? { kind: 'bounce', mailId: mail.mail_id } : null;
 }
 
 /**
@@ -63,6 +74,8 @@ async function handle(deps: MxDeps, raw: Buffer, roles: Role[]): Promise<string>
   if (arfText !== null) {
     const fields = reportFields(arfText);
     const type = fields.get('feedback-type')?.[0] ?? 'abuse';
+    // An authentication-failure report (DMARC ruf, RFC 6591) says nothing about the recipient's wishes.
+    if (type.toLowerCase() === 'auth-failure') return 'authentication failure report: logged, no complaint';
     const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(text)]);
     for (const id of ids) {
       const mail = findMailById(db, id);

@@ -49,6 +49,11 @@ export function findDomainByName(db: Db, instanceId: number, domain: string, wit
   return db.prepare(sql).get(instanceId, domain) as DomainRow | undefined;
 }
 
+/** Whether any instance has this domain registered (not deleted): its MX may point at us. */
+export function isRegisteredDomain(db: Db, domain: string): boolean {
+  return db.prepare('SELECT 1 FROM domains WHERE domain = ? AND deleted_at IS NULL LIMIT 1').get(domain) !== undefined;
+}
+
 export function insertDomain(db: Db, instanceId: number, v: { domain: string; isSandbox: boolean; ownershipToken: string; at: number }): number {
   touchFresh(db);
   const state = v.isSandbox ? 'verified' : 'pending';

@@ -106,6 +106,25 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   t.pass('postmaster@ the host accepts mail (RFC 5321 4.5.1)');
   await sendToMx(mx, 'fbl@isp.test', 'abuse@mta.estafeta.test', arf('abuse@mta.estafeta.test', q.mailIds[0]));
   t.ok(onList(w.ts.svc.db, 'ana@example.test', 'complaints'), 'an ARF report to abuse@ counts as a complaint');
+
+  // A return path is the mail's id at its sender's domain, nowhere else.
+  const elsewhere = await refusal(sendToMx(mx, '', `bounces+${q.mailIds[1]}@gmail.test`, dsn('x', 'bo@example.test')));
+  t.equal(elsewhere?.responseCode, 550, 'a mail id at another domain is not a return path');
+  t.equal(mailState(w.ts.svc, q.mailIds[1]).status, 3, 'and bounced nothing');
+  // The role boxes every MX takes: a bare postmaster (RFC 5321 4.5.1), postmaster@/abuse@ at a
+  // registered domain (whose MX points here), and the DMARC rua the domain records ask for.
+  for (const to of ['postmaster', 'postmaster@brand.test', 'abuse@brand.test', 'dmarc@mta.estafeta.test']) {
+    t.equal(await refusal(sendToMx(mx, 'someone@remote.test', to, 'Subject: hello\r\n\r\nhi\r\n')), null, `${to} accepted`);
+  }
+  t.equal((await refusal(sendToMx(mx, 'a@remote.test', 'postmaster@unregistered.test', 'Subject: x\r\n\r\nhi\r\n')))?.responseCode, 550, 'not at any domain');
+  // A DMARC failure report (ARF auth-failure) is not the recipient complaining.
+  const third = await w.send(['cy@example.test']);
+  await waitFor(() => mailState(w.ts.svc, third.mailIds[0]).status === 3, { what: 'sent' });
+  const authFailure = arf('dmarc@mta.estafeta.test', third.mailIds[0]).replace('Feedback-Type: abuse', 'Feedback-Type: auth-failure');
+  await sendToMx(mx, 'dmarc@isp.test', 'dmarc@mta.estafeta.test', authFailure);
+  t.notOk(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'an auth-failure report adds no complaint');
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', third.mailIds[0]));
+  t.ok(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'while an abuse report about the same mail does');
 });
 
 t.test('a click redirects to the link exactly as the mail has it, percent-encoding only what a header cannot carry', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap';
 import Database from 'better-sqlite3';
 import path from 'node:path';
+import net from 'node:net';
 import { startTestService } from '../helpers/service';
 
 t.test('HTTP conventions of every response', async (t) => {
@@ -130,6 +131,10 @@ t.test('a query integer is decimal digits and the query string is valid percent-
     t.equal(res.body.code, 'malformed_request', q);
   }
   t.equal((await s.api('GET', '/v1/mails?page_size=5&page=%2B1&subject=a%2Bb+c')).status, 200, 'digits with a sign, and well-encoded text');
+  for (const q of ['/v1/senders?name=%00', '/v1/senders?name=Team%00zzz', '/v1/mail-restrictions?recipient=a%00', '/v1/mails?subject=x%00']) {
+    const nul = await s.api('GET', q);
+    t.same([nul.status, nul.body.code], [400, 'malformed_request'], `${q}: a NUL, which SQLite's LIKE would read as the pattern's end`);
+  }
   const typed = await s.api('POST', '/v1/mails/send', { body: { sender_email: 'x@y.test', to: [{ email: 'a@b.test' }], subject: 5, html: 'x' } });
   t.same(typed.body.errors.find((e: { pointer: string }) => e.pointer === '/subject')?.params, { expected: 'string, null' }, '422 params are plain scalars');
 });
@@ -147,4 +152,34 @@ t.test('an internal failure is a generic 500 with a trace_id, the cause only in 
   t.equal(res.body.detail, 'Internal server error.');
   t.match(res.body.trace_id, /^[0-9a-f]{32}$/);
   t.notMatch(res.text, /senders|sqlite|no such table/i);
+});
+
+/** One raw HTTP/1.1 exchange on a fresh connection: what a client that breaks the protocol gets. */
+function rawExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.end(request));
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+t.test('a request Node\'s parser refuses is still a problem+json with its X-Request-Id', async (t) => {
+  const s = await startTestService(t);
+  for (const [name, request, status, code] of [
+    ['a 17,000-character URL', `GET /v1/mails?subject=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'request_header_fields_too_large'],
+    ['a malformed header line', 'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, 'malformed_request'],
+    ['Content-Length with chunked', 'POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'malformed_request'],
+  ] as const) {
+    const response = await rawExchange(s.url, request);
+    const [head, body] = [response.slice(0, response.indexOf('\r\n\r\n')), response.slice(response.indexOf('\r\n\r\n') + 4)];
+    t.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), name);
+    t.match(head, /\r\nContent-Type: application\/problem\+json\r\n/i, name);
+    const id = /\r\nX-Request-Id: ([0-9a-f-]{36})\r\n/i.exec(head)?.[1];
+    t.ok(id, `${name}: X-Request-Id`);
+    t.match(JSON.parse(body), { status, code, request_id: id, type: `https://estafeta.dev/problems/${code.replace(/_/g, '-')}` }, name);
+  }
+  t.equal((await fetch(`${s.url}/healthz`)).status, 200, 'the server goes on');
 });

@@ -115,6 +115,14 @@ t.test('a body that is not JSON is 400, another content type 415', async (t) => 
   t.same([empty.status, empty.body.code], [400, 'malformed_request'], 'an empty body is not valid JSON');
   const scalar = await f.s.api('POST', '/v1/mails/send', { raw: '"just a string"', headers: { 'Content-Type': 'application/json' } });
   t.same([scalar.status, scalar.body.code], [422, 'validation_error'], 'valid JSON of the wrong type is a schema error');
+  // A "__proto__" key is valid JSON that no schema allows: 422 naming it, on whatever object it sits.
+  for (const [raw, pointer] of [
+    [`{"sender_email":"${f.sender}","to":[{"email":"${f.rcpt('a')}"}],"subject":"s","html":"h","__proto__":{"x":1}}`, '/__proto__'],
+    [`{"sender_email":"${f.sender}","to":[{"email":"${f.rcpt('a')}","__proto__":{}}],"subject":"s","html":"h"}`, '/to/0/__proto__'],
+  ]) {
+    const proto = await f.s.api('POST', '/v1/mails/send', { raw, headers: { 'Content-Type': 'application/json' } });
+    t.same([proto.status, proto.body.errors?.[0]?.pointer, proto.body.errors?.[0]?.code], [422, pointer, 'extra_forbidden'], pointer);
+  }
   const consent = await f.s.api('POST', '/v1/consent-events', { raw: '', headers: { 'Content-Type': 'application/json' } });
   t.same([consent.status, consent.body.code], [400, 'malformed_request'], 'the same on every JSON route');
 });

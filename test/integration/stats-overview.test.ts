@@ -24,7 +24,7 @@ t.test('the overview counts the window\'s mails by status, their engagement and 
   const r = await api('GET', '/v1/stats/overview');
   t.equal(r.status, 200);
   const o = r.body;
-  t.same(Object.keys(o), ['start', 'end', 'tz', 'total', 'status', 'opens', 'clicks', 'unique_opened', 'unique_clicked', 'rates']);
+  t.same(Object.keys(o), ['start', 'end', 'tz', 'total', 'test', 'status', 'opens', 'clicks', 'unique_opened', 'unique_clicked', 'rates']);
   t.match(o.start, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
   const days = (Date.now() - Date.parse(o.start)) / 86_400_000;
   t.ok(days > 88 && days < 93, 'default window: the last 3 months');
@@ -44,7 +44,7 @@ t.test('the overview counts the window\'s mails by status, their engagement and 
   t.equal((await api('GET', '/v1/stats/overview?tz=Mars/Olympus')).body.tz, 'UTC', 'an invalid zone is ignored');
   const empty = await api('GET', '/v1/stats/overview?start_date=2020-01-01&end_date=2020-01-31');
   t.same(empty.body, {
-    start: '2020-01-01T00:00:00Z', end: '2020-02-01T00:00:00Z', tz: 'UTC', total: 0,
+    start: '2020-01-01T00:00:00Z', end: '2020-02-01T00:00:00Z', tz: 'UTC', total: 0, test: 0,
     status: { received: 0, queued: 0, sent: 0, dropped: 0, deferred: 0, bounced: 0, onhold: 0 },
     opens: 0, clicks: 0, unique_opened: 0, unique_clicked: 0,
     rates: { delivery_rate: null, bounce_rate: null, open_rate: null, click_rate: null, click_to_open_rate: null },
@@ -59,11 +59,19 @@ t.test('the overview counts the window\'s mails by status, their engagement and 
   await waitFor(() => mailState(w.ts.svc, again.mailIds[0]).status === 4, { what: 'restricted address dropped' });
   const later = (await api('GET', '/v1/stats/overview')).body;
   t.same([later.total, later.status.dropped, later.rates.delivery_rate], [4, 1, 0.5]);
+  t.equal(later.test, 0, 'no test-mode send yet');
+
+  // test_mode: "delivered but marked as test and counted as `test` in reports".
+  const trial = await w.send(['ana@example.test', 'bo@example.test'], { test_mode: true });
+  await waitFor(() => trial.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'test mails sent' });
+  const withTest = (await api('GET', '/v1/stats/overview')).body;
+  t.same([withTest.total, withTest.test, withTest.status.sent], [6, 2, 4], 'counted as test, and in their status');
+  t.equal((await api('GET', '/v1/stats/overview?start_date=2020-01-01&end_date=2020-01-31')).body.test, 0, 'only the window\'s');
 
   const sendOnly = await w.ts.cli('apikey', 'create', w.slug, '--scopes', 'mail:send', '--json');
   t.same((await api('GET', '/v1/stats/overview', { key: sendOnly.json.api_key })).status, 403, 'needs mail:read');
   const reader = await w.ts.cli('apikey', 'create', w.slug, '--scopes', 'mail:read', '--json');
-  t.equal((await api('GET', '/v1/stats/overview', { key: reader.json.api_key })).body.total, 4);
+  t.equal((await api('GET', '/v1/stats/overview', { key: reader.json.api_key })).body.total, 6);
   const other = await w.ts.tenant();
   const theirs = (await api('GET', '/v1/stats/overview', { key: other.key, slug: other.slug })).body;
   t.same([theirs.total, theirs.opens, theirs.clicks, theirs.rates.open_rate], [0, 0, 0, null], 'another instance counts none of it');

@@ -11,7 +11,7 @@ import type Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import getRawBody from 'raw-body';
 import inflate from 'inflation';
-import { ServiceError } from '../../errors';
+import { ServiceError, validationError } from '../../errors';
 import type { AppState } from '../api';
 import { parseMultipart, type FilePart } from './multipart';
 
@@ -32,8 +32,27 @@ function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string):
     return tooLarge(limit);
   }
   if (typeof e?.code === 'string' && e.code.startsWith('Z_')) return new ServiceError('malformed_request', 'The request body is not valid gzip.');
+  // co-body's guard against prototype poisoning refuses a "__proto__" key: the JSON itself is
+  // valid, so it is a field the schema does not allow (CONTRACT §6: 422), named by its pointer.
+  const raw = (err as { body?: unknown }).body;
+  if (err instanceof SyntaxError && /forbidden prototype property/.test(err.message) && typeof raw === 'string') {
+    const pointer = protoPointer(JSON.parse(raw) as unknown) ?? '';
+    return validationError([{ pointer, code: 'extra_forbidden', message: 'Extra inputs are not permitted' }]);
+  }
   if (e?.status === 400) return new ServiceError('malformed_request', `The request body is not valid ${what}.`);
   return err;
+}
+
+/** The JSON Pointer of the first own "__proto__" key (JSON.parse keeps it as a plain property). */
+function protoPointer(value: unknown, at = ''): string | null {
+  if (value === null || typeof value !== 'object') return null;
+  for (const key of Object.keys(value)) {
+    const here = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (key === '__proto__') return here;
+    const inner = protoPointer((value as Record<string, unknown>)[key], here);
+    if (inner !== null) return inner;
+  }
+  return null;
 }
 
 /**
