@@ -21,12 +21,14 @@ export interface BouncedRow extends MailRow { bounced_at: number | null; reason:
 
 // The mail's last `bounced` log entry: an SMTP 5xx (response = the remote reply), the end of the
 // queue age (detail "expired: …", response = the last reply) or a DSN (response = its
-// Diagnostic-Code). The reason is the remote's words when there are some, else our detail.
+// Diagnostic-Code). The reason is the remote's words when they are the bounce's cause, else our
+// detail: an expired mail's last reply is a 4xx or a connection error, not why it bounced.
 const lastBounce = "FROM mail_logs l WHERE l.mail_row = m.id AND l.event = 'bounced' ORDER BY l.id DESC LIMIT 1";
+const bounceReason = "CASE WHEN l.detail LIKE 'expired:%' THEN l.detail ELSE COALESCE(l.response, l.detail) END";
 
 /** Bounced mails (status 6; a `status` filter is overridden), read through mails_by_status unless a rarer filter picks its index. */
 export function bouncedQuery(instanceId: number, f: MailFilter): ListQuery {
-  const select = `m.*, (SELECT l.at ${lastBounce}) AS bounced_at, (SELECT COALESCE(l.response, l.detail) ${lastBounce}) AS reason`;
+  const select = `m.*, (SELECT l.at ${lastBounce}) AS bounced_at, (SELECT ${bounceReason} ${lastBounce}) AS reason`;
   return mailListQuery(instanceId, { ...f, status: bouncedStatus }, select);
 }
 

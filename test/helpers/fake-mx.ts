@@ -10,8 +10,11 @@ export interface FakeMx { received: string[]; sessions: number }
 
 export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host: string, port: number, mode: 'greet-554' | 'refuse-starttls'): Promise<FakeMx> {
   const fake: FakeMx = { received: [], sessions: 0 };
+  const open = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     fake.sessions++;
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
     socket.on('error', () => undefined);
     if (mode === 'greet-554') {
       socket.end('554 5.7.1 go away\r\n');
@@ -50,6 +53,10 @@ export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host
     server.once('error', reject);
     server.listen(port, host, resolve);
   });
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  // The service's pooled connection would stay open until its idle timeout (30 s): cut it.
+  t.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    for (const socket of open) socket.destroy();
+  }));
   return fake;
 }

@@ -18,6 +18,8 @@ export interface SinkScript {
   holdFirst?: number;
   /** Require AUTH with these credentials (a relay). */
   auth?: { user: string; pass: string };
+  /** Refuse every MAIL FROM with this reply (a host that will not take our return path). */
+  refuseSender?: { code: number; text: string };
 }
 
 export interface Sink {
@@ -50,6 +52,8 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, script
     },
     onMailFrom(_address, _session, cb) {
       stats.attempts++;
+      const refuse = sink.script?.refuseSender;
+      if (refuse) return cb(Object.assign(new Error(refuse.text), { responseCode: refuse.code }));
       cb();
     },
     onRcptTo(address, _session, cb) {

@@ -56,6 +56,8 @@ t.test('a refused connection defers; once the mail is older than the maximum que
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 6, { what: 'expired' });
   t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /maximum queue age/);
   t.notOk(restricted(w, 'x@down.test'), 'an expiry is not a verdict on the address');
+  const bounced = (await w.ts.api('GET', `/v1/activities/bounced?mail_id=${q.mailIds[0]}`)).body.data[0];
+  t.match(bounced?.reason, /^expired: /, 'the bounce report says it expired, not the last connection error');
 });
 
 t.test('a null MX bounces at once; a DNS outage defers', async (t) => {
@@ -122,6 +124,21 @@ t.test('with a relay every mail goes through it, authenticated, its name looked 
   t.same(relay.received.map((m) => m.user), ['relayuser', 'relayuser']);
   t.same(relay.received.map((m) => m.to[0]).sort(), ['ana@example.test', 'zed@elsewhere.test']);
   t.equal(w.sink.received.length, 0, 'the MX was not used');
+});
+
+t.test('a refused MAIL FROM says nothing of the recipient: a relay wanting AUTH defers, a 5xx bounces without restricting', async (t) => {
+  const relay = await startSink(t, { auth: { user: 'relayuser', pass: 's3cret' } });
+  const w = await startWorld(t, { env: { ESTAFETA_RELAY: `smtp://localhost:${relay.port}` } }); // no credentials configured
+  const q = await w.send(['ana@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.response, /^530 /, 'the relay\'s 530 to MAIL FROM');
+  t.notOk(restricted(w, 'ana@example.test'), 'our configuration, not the recipient');
+
+  const picky = await startWorld(t, { script: { refuseSender: { code: 550, text: '5.7.1 sender domain not accepted' } } });
+  const p = await picky.send(['bo@example.test']);
+  await waitFor(() => mailState(picky.ts.svc, p.mailIds[0]).status === 6, { what: 'bounced' });
+  t.match(mailLogs(picky.ts.svc, p.mailIds[0]).at(-1)?.response, /^550 5\.7\.1 sender domain not accepted/);
+  t.notOk(restricted(picky, 'bo@example.test'), 'no restriction: the address was never named');
 });
 
 t.test('MX hosts are tried in preference order: an unreachable first host falls through to the next', async (t) => {
