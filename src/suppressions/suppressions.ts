@@ -8,7 +8,7 @@ import * as store from '../store/suppressions';
 import { mapPage, type Page, type PageRequest } from '../store/page';
 import { ServiceError } from '../errors';
 import { iso } from '../lib/time';
-import { normalizeEmail } from '../lib/address';
+import { normalizeDomain, normalizeEmail } from '../lib/address';
 
 export type SuppressionList = store.SuppressionList;
 export const suppressionLists = store.suppressionLists;
@@ -19,7 +19,19 @@ export function presentSuppression(s: store.SuppressionRow) {
 export type SuppressionObject = ReturnType<typeof presentSuppression>;
 
 export function listSuppressions(db: Db, instanceId: number, list: SuppressionList, q: { recipient?: string }, p: PageRequest): Page<SuppressionObject> {
-  return mapPage(store.listSuppressions(db, instanceId, list, q, p), presentSuppression);
+  return mapPage(store.listSuppressions(db, instanceId, list, { ...q, recipient: q.recipient === undefined ? undefined : canonicalNeedle(q.recipient) }, p), presentSuppression);
+}
+
+/**
+ * Addresses are stored with their domain in ASCII form (x@xn--bcher-kva.test): a search written
+ * with the domain as people write it (x@Bücher.test) is looked for in that form, as the mail
+ * lists do for their recipient filter. A needle without a whole domain after its @ stays as is.
+ */
+function canonicalNeedle(needle: string): string {
+  const at = needle.lastIndexOf('@');
+  if (at === -1 || /^[\x00-\x7f]*$/.test(needle.slice(at + 1))) return needle;
+  const domain = normalizeDomain(needle.slice(at + 1));
+  return domain === null ? needle : `${needle.slice(0, at)}@${domain}`;
 }
 
 export function requireSuppression(db: Db, instanceId: number, list: SuppressionList, id: number): SuppressionObject {
