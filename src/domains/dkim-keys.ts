@@ -9,15 +9,25 @@ import { dkimKeys, setActiveSelector, upsertDkimKey, type DkimKeyRow } from '../
 
 export type Selector = 's1' | 's2';
 
-export function generateKeyPair(): { privateKey: string; publicKey: string } {
+export interface KeyPair { privateKey: string; publicKey: string }
+
+export function generateKeyPair(): KeyPair {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: spki.toString('base64') };
 }
 
-export function createDomainKeys(db: Db, domainId: number, at: number): void {
+/**
+ * A domain's two key pairs (s1 active, s2 standby). Generated before the transaction that stores
+ * them: two RSA-2048 keys take ~200 ms, and the write lock held meanwhile would stall every
+ * commit of a running server (the CLI writes while it runs).
+ */
+export type DomainKeys = { s1: KeyPair; s2: KeyPair };
+export const generateDomainKeys = (): DomainKeys => ({ s1: generateKeyPair(), s2: generateKeyPair() });
+
+export function storeDomainKeys(db: Db, domainId: number, keys: DomainKeys, at: number): void {
   for (const selector of ['s1', 's2'] as const) {
-    upsertDkimKey(db, domainId, { selector, ...generateKeyPair(), active: selector === 's1', at });
+    upsertDkimKey(db, domainId, { selector, ...keys[selector], active: selector === 's1', at });
   }
 }
 
@@ -25,9 +35,10 @@ export function rotateDomainKeys(db: Db, domainId: number, at: number): void {
   const keys = dkimKeys(db, domainId);
   const active = keys.find((k) => k.is_active)?.selector ?? 's1';
   const next: Selector = active === 's1' ? 's2' : 's1';
+  const fresh = generateKeyPair(); // outside the write lock (see generateDomainKeys)
   db.transaction(() => {
     setActiveSelector(db, domainId, next);
-    upsertDkimKey(db, domainId, { selector: active, ...generateKeyPair(), active: false, at });
+    upsertDkimKey(db, domainId, { selector: active, ...fresh, active: false, at });
   })();
 }
 

@@ -10,7 +10,7 @@ import { ServiceError } from '../errors';
 import { iso } from '../lib/time';
 import { isSandboxDomain, normalizeDomain } from '../lib/address';
 import { randomToken } from '../lib/tokens';
-import { createDomainKeys } from './dkim-keys';
+import { generateDomainKeys, storeDomainKeys, type DomainKeys } from './dkim-keys';
 import { dnsRecords } from './dns-records';
 
 export function presentDomain(d: store.DomainRow, hostname: string) {
@@ -87,21 +87,23 @@ export function addDomain(db: Db, instanceId: number, input: string, at: number,
       throw new ServiceError('plan_custom_domains_limit_exceeded', 'The plan quota of active custom domains is reached.', { limit, usage, remaining: Math.max(0, limit - usage) });
     }
   }
+  const keys = existing ? null : generateDomainKeys();
   const id = db.transaction(() => {
     if (existing) {
       store.reactivateDomain(db, instanceId, existing.id, at);
       return existing.id;
     }
     const newId = store.insertDomain(db, instanceId, { domain, isSandbox: false, ownershipToken: randomToken(20), at });
-    createDomainKeys(db, newId, at);
+    storeDomainKeys(db, newId, keys ?? generateDomainKeys(), at);
     return newId;
   })();
   return requireDomain(db, instanceId, id);
 }
 
-export function provisionSandboxDomain(db: Db, instanceId: number, domain: string, at: number): number {
+/** Inside the caller's transaction: `keys` generated before it began (see generateDomainKeys). */
+export function provisionSandboxDomain(db: Db, instanceId: number, domain: string, keys: DomainKeys, at: number): number {
   const id = store.insertDomain(db, instanceId, { domain, isSandbox: true, ownershipToken: randomToken(20), at });
-  createDomainKeys(db, id, at);
+  storeDomainKeys(db, id, keys, at);
   return id;
 }
 

@@ -10,6 +10,7 @@ import { insertSender } from '../store/senders';
 import { ServiceError } from '../errors';
 import { parseJson } from '../lib/json';
 import { provisionSandboxDomain } from '../domains/domains';
+import { generateDomainKeys } from '../domains/dkim-keys';
 import { sandboxSuffix } from '../lib/address';
 import { parseCidrList } from '../auth/ip-allow';
 
@@ -74,10 +75,11 @@ export function createInstance(db: Db, v: { slug: string; name?: string; timezon
   const timezone = v.timezone ?? 'UTC';
   if (!isValidTimezone(timezone)) throw invalid('/timezone', `unknown IANA time zone: ${timezone}`);
   if (store.findInstanceBySlug(db, slug)) throw new ServiceError('instance_already_exists', `Instance ${slug} already exists.`);
+  const keys = generateDomainKeys(); // before the write lock: ~200 ms of RSA
   const id = db.transaction(() => {
     const instanceId = store.insertInstance(db, { slug, name: v.name ?? slug, timezone, at });
     const domain = sandboxDomainOf(slug);
-    const domainId = provisionSandboxDomain(db, instanceId, domain, at);
+    const domainId = provisionSandboxDomain(db, instanceId, domain, keys, at);
     insertSender(db, instanceId, { domainId, name: 'Sandbox', email: `sandbox@${domain}`, at });
     insertPurpose(db, instanceId, { code: 'marketing', name: 'Marketing', description: 'Commercial and promotional communications.', at });
     insertPurpose(db, instanceId, { code: 'newsletter', name: 'Newsletter', description: 'Periodic editorial newsletters.', at });

@@ -19,6 +19,7 @@ export function openDb(dataDir: string): Db {
   db.pragma('busy_timeout = 10000');
   registerFunctions(db);
   cacheStatements(db);
+  immediateTransactions(db);
   const close = db.close.bind(db);
   db.close = () => {
     close();
@@ -53,6 +54,21 @@ function cacheStatements(db: Db): void {
     }
     return stmt;
   }) as Db['prepare'];
+}
+
+/**
+ * Every `db.transaction(fn)` begins IMMEDIATE: it takes the write lock first, waiting for it
+ * under busy_timeout. A DEFERRED one reads, then upgrades to write; when another process (the
+ * CLI, while the server runs) committed in between, that upgrade fails at once with
+ * SQLITE_BUSY, which no timeout retries: a group-commit batch that read the send quota failed
+ * whole (503) while `domain add` ran. Every transaction here writes, so none loses by this.
+ */
+function immediateTransactions(db: Db): void {
+  const transaction = db.transaction.bind(db);
+  db.transaction = ((fn: (...args: never[]) => unknown) => {
+    // Each variant carries the others (.deferred, .exclusive...), as better-sqlite3 builds them.
+    return transaction(fn).immediate;
+  }) as Db['transaction'];
 }
 
 function migrate(db: Db): void {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { sendFixture } from './send-fixture';
 import { spoolRefOf } from '../helpers/spool-files';
 import { allVerified, domainFixture, states } from './domains-fixture';
@@ -87,6 +88,31 @@ t.test('concurrent sends never overrun the plan quota', async (t) => {
   const results = await Promise.all(Array.from({ length: 25 }, (_, i) => f.send({ to: [{ email: f.rcpt(`c${i}`) }] })));
   t.equal(results.filter((r) => r.status === 200).length, 10);
   t.equal(results.filter((r) => r.status === 402).length, 15);
+});
+
+t.test('a send with a quota goes through while another process (the CLI) holds and commits the write lock', async (t) => {
+  const f = await sendFixture(t);
+  t.equal((await f.s.cli('instance', 'limits', f.slug, '--send-limit', '1000', '--json')).code, 0);
+  t.equal((await f.send()).status, 200, 'a first send (warms every cache)');
+  // Another process takes the write lock, changes a row and commits 600 ms later, as a CLI
+  // command does. The send's batch reads the quota, then writes: it must wait for the lock, not
+  // fail on a snapshot the other commit made stale (SQLITE_BUSY_SNAPSHOT, which no timeout retries).
+  const holder = spawn(process.execPath, ['-e', `
+    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+    const db = new Database(${JSON.stringify(path.join(f.s.dataDir, 'estafeta.db'))});
+    db.pragma('busy_timeout = 10000');
+    db.exec('BEGIN IMMEDIATE');
+    db.prepare("UPDATE instances SET name = name || '' WHERE slug = ?").run(${JSON.stringify(f.slug)});
+    process.stdout.write('locked\\n');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600);
+    db.exec('COMMIT');
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => holder.once('exit', resolve));
+  await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+  const r = await f.send({ subject: 'during the lock' });
+  t.same([r.status, r.body.code], [200, undefined], 'accepted once the lock is free');
+  await exited;
+  t.equal((await f.s.api('GET', `/v1/mails?msg_id=${r.body.message_id}`)).body.data.length, 1);
 });
 
 t.test('bandwidth: 429 with Retry-After when the bucket is empty, 413 over the burst capacity', async (t) => {
