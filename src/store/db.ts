@@ -17,6 +17,10 @@ export function openDb(dataDir: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 10000');
+  // A long reader (an export a client reads slowly) keeps the WAL from restarting, so it grows
+  // under load; once a checkpoint can reset it, it is cut back to this size instead of staying
+  // at its peak until a clean stop.
+  db.pragma('journal_size_limit = 67108864');
   registerFunctions(db);
   cacheStatements(db);
   immediateTransactions(db);
