@@ -95,10 +95,6 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
         const kept = batch.filter((w) => w.a.mails.some((m) => m.row.status !== 4));
         results = await spool.append(kept.map((w) => w.a.bytes), (refs) => {
           const refOf = new Map(kept.map((w, i) => [w, refs[i]]));
-          // Bytes nothing will deliver (every recipient captured by the sandbox): their segment
-          // may go as soon as it holds nothing pending, so an idle spool ends empty.
-          const unneeded = kept.find((w) => w.a.message.pending === 0);
-          if (unneeded) void spool.remove(refOf.get(unneeded) ?? '').catch(() => undefined);
           return withoutSync(db, () => insertBatch(batch, batch.map((w) => refOf.get(w) ?? '')));
         });
       } catch (err) {

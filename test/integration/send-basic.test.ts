@@ -1,7 +1,5 @@
 import t from 'tap';
 import { sendFixture } from './send-fixture';
-import { waitFor } from '../helpers/service';
-import { spoolFiles } from '../helpers/spool-files';
 
 t.test('a send from the sandbox sender is acknowledged, stored in the spool and listed per recipient', async (t) => {
   const f = await sendFixture(t);
@@ -47,15 +45,4 @@ t.test('a send from the sandbox sender is acknowledged, stored in the spool and 
 
   const byCategory = f.s.svc.db.prepare('SELECT slug FROM categories').pluck().all();
   t.same(byCategory, ['promocion-verano'], 'category folded to a slug and registered');
-});
-
-t.test('sandbox-only traffic leaves no spool file behind once idle', async (t) => {
-  const f = await sendFixture(t);
-  for (let i = 0; i < 5; i++) t.equal((await f.send({ html: `<p>${'x'.repeat(5000)} ${i}</p>` })).status, 200);
-  t.equal((await f.s.api('GET', '/v1/mails?status=3')).body.data.length, 5, 'captured: sent');
-  // Every recipient is final at acceptance: nothing references the segment, which goes with the
-  // next reclaim pass instead of waiting for the 32 MiB rollover or a restart.
-  await waitFor(async () => spoolFiles(f.s.dataDir).length === 0, { what: 'an empty spool' });
-  t.same(spoolFiles(f.s.dataDir), []);
-  t.equal((await f.send()).status, 200, 'and the next send starts a new segment');
 });
