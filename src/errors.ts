@@ -61,6 +61,9 @@ export const catalog = {
 export type ErrorCode = keyof typeof catalog;
 
 /** One per-field item of a 422 (spec, "422 per-field errors"). */
+/** A key as one JSON Pointer reference token (RFC 6901 §3). */
+export const pointerToken = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
 export interface FieldError {
   pointer: string;
   code: string;

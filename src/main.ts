@@ -1,18 +1,16 @@
 /** `npm start`: one process, every door; SIGTERM/SIGINT stop it gracefully and exit 0. */
 import type { Config } from './config/load';
-import type { RunningService } from './service';
 
 // The handlers go in before any module of the service is loaded (that takes most of a second):
-// a SIGTERM that arrives while the process loads or its listeners start must still exit 0.
+// without one, a SIGTERM in that window would kill the process instead of stopping it (exit 0).
+// A signal before the service is up is kept and acted on once it is.
 let signalled: string | undefined;
-let onSignal: ((signal: string) => void) | undefined;
+let stop: () => void = () => undefined;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (signalled) return;
     signalled = signal;
-    // Nothing started yet (no store open, no listener): there is nothing to stop.
-    if (!onSignal) process.exit(0);
-    onSignal(signal);
+    stop();
   });
 }
 
@@ -31,20 +29,14 @@ async function main(): Promise<void> {
   const { createLogger } = require('./lib/log') as typeof import('./lib/log');
   const { startService } = require('./service') as typeof import('./service');
   const log = createLogger(config.logLevel);
-  let service: RunningService | undefined;
-  const stop = (): void => {
-    if (!service) return; // a signal during start-up stops the service once it is up
+  const service = await startService(config, log);
+  stop = () => {
+    log.info({ event: 'service.stopping', signal: signalled }, `${signalled}: stopping`);
     service.stop().then(() => process.exit(0), (err: unknown) => {
       log.error({ err }, 'stop failed');
       process.exit(1);
     });
   };
-  onSignal = (signal) => {
-    log.info({ event: 'service.stopping', signal }, `${signal}: stopping`);
-    stop();
-  };
-  if (signalled) process.exit(0); // arrived while the modules loaded: nothing started yet
-  service = await startService(config, log);
   if (signalled) stop();
 }
 

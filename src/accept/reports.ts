@@ -146,17 +146,15 @@ export function listMailPage(db: Db, instance: InstanceRow, q: MailsQuery, p: Pa
 /** By id, without the list window; an id whose date is past the online retention is gone. */
 export function requireMail(db: Db, instanceId: number, mailId: string, at: number = now()): MailRow {
   const date = mailIdDate(mailId);
-  if (date !== null && date + day <= retentionStart(at)) {
-    throw new ServiceError('mail_outside_retention', `Mail ${mailId} is older than the 3-month online retention.`);
-  }
+  const cutoff = retentionStart(at);
+  const outside = (): ServiceError => new ServiceError('mail_outside_retention', `Mail ${mailId} is older than the 3-month online retention.`);
+  if (date !== null && date + day <= cutoff) throw outside(); // the whole day is past: no lookup
   const m = date === null ? undefined : findMail(db, instanceId, mailId);
+  if (m) return m;
   // The id gives only the day; the purge cuts at the instant. A mail gone on the cutoff's own
   // day was purged, not never there.
-  if (!m && date !== null && date <= retentionStart(at)) {
-    throw new ServiceError('mail_outside_retention', `Mail ${mailId} is older than the 3-month online retention.`);
-  }
-  if (!m) throw new ServiceError('mail_not_found', `Mail ${mailId} does not exist.`);
-  return m;
+  if (date !== null && date <= cutoff) throw outside();
+  throw new ServiceError('mail_not_found', `Mail ${mailId} does not exist.`);
 }
 
 export function mailLogPage(db: Db, instanceId: number, mailId: string, p: PageRequest): Page<ReturnType<ReturnType<typeof presentMailLog>>> {

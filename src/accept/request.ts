@@ -3,10 +3,10 @@
  * specific to the JSON shape: schema validation and strict base64 decoding of attachments.
  * The contract rules shared with SMTP live in validate.ts.
  */
-import { ServiceError, validationError, type FieldError } from '../errors';
+import { pointerToken, ServiceError, validationError, type FieldError } from '../errors';
 import { bodyErrors } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
-import { chars, checkSubmission, pointerToken } from './validate';
+import { chars, checkSubmission } from './validate';
 
 interface Address { email: string; name?: string | null }
 export interface SendRequest {

@@ -3,7 +3,7 @@
  * Limits): template exclusivity, recipient count, addresses, headers, sizes in bytes, base64,
  * category slug. Every failure is one 422 item whose pointer names the JSON field, for both doors.
  */
-import { validationError, type FieldError } from '../errors';
+import { pointerToken, validationError, type FieldError } from '../errors';
 import { normalizeEmail } from '../lib/address';
 import type { Attachment, Recipient, Submission } from './types';
 
@@ -42,9 +42,6 @@ export interface NormalizedSubmission extends Submission {
   attachmentCount: number;
 }
 
-/** A key as one JSON Pointer reference token (RFC 6901 §3). */
-export const pointerToken = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
 /** Length in characters (code points), as JSON Schema's maxLength counts: an emoji is one, not two UTF-16 units. */
 export const chars = (s: string): number => [...s].length;
 
@@ -73,6 +70,7 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
   for (const name of names) {
     const pointer = `/headers/${pointerToken(name)}`;
     const value = headers[name];
+    const valueLength = chars(value);
     const lower = name.toLowerCase();
     if (!/^[\x21-\x39\x3b-\x7e]{1,126}$/.test(name)) {
       errors.push({ pointer, code: 'value_error.header_name', message: 'A header name is 1-126 printable ASCII characters without ":"' });
@@ -84,9 +82,9 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
       // RFC 5322 allows an empty unstructured field, but no MIME builder writes one: accepted, it
       // would silently vanish from the delivered message ("custom headers included").
       errors.push({ pointer, code: 'string_too_short', message: `Header ${name} needs a value; leave the header out instead of sending it empty`, params: { min_length: 1 } });
-    } else if (chars(value) > 995) {
+    } else if (valueLength > 995) {
       errors.push({ pointer, code: 'string_too_long', message: 'A header value is at most 995 characters', params: { max_length: 995 } });
-    } else if (name.length + chars(value) > 996) {
+    } else if (name.length + valueLength > 996) {
       errors.push({ pointer, code: 'string_too_long', message: 'A header\'s name plus value is at most 996 characters', params: { max_length: 996 } });
     } else if (/[\r\n\0]/.test(value)) {
       errors.push({ pointer, code: 'value_error.header_value', message: 'A header value cannot contain line breaks' });

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomHex } from '../lib/tokens';
-import { problemTypeBase } from './middleware/problem';
+import { problemBody } from './middleware/problem';
 
 const answers: Record<string, { status: number; code: string; detail: string }> = {
   HPE_HEADER_OVERFLOW: { status: 431, code: 'request_header_fields_too_large', detail: 'The request line and headers exceed 16 KB.' },
@@ -25,7 +25,7 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
   const requestId = crypto.randomUUID();
   const traceId = randomHex(16);
   const title = STATUS_CODES[status] ?? 'Error';
-  const body = JSON.stringify({ type: problemTypeBase + code.replace(/_/g, '-'), title, status, detail, code, trace_id: traceId, request_id: requestId });
+  const body = JSON.stringify(problemBody({ code, status, title, detail, traceId, requestId }));
   socket.end([
     `HTTP/1.1 ${status} ${title}`, 'Content-Type: application/problem+json', `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${requestId}`, `X-Trace-Id: ${traceId}`, 'Connection: close', '', body,

@@ -85,7 +85,7 @@ export function createInstance(db: Db, v: { slug: string; name?: string; timezon
     insertPurpose(db, instanceId, { code: 'newsletter', name: 'Newsletter', description: 'Periodic editorial newsletters.', at });
     for (const f of systemFields) insertField(db, instanceId, { name: f.name, key: f.key, type: f.type, isSystem: true, at });
     return instanceId;
-  }).immediate();
+  })();
   return store.getInstance(db, id);
 }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { schemaDir } from './paths';
-import { ServiceError, type FieldError } from '../errors';
+import { pointerToken, ServiceError, type FieldError } from '../errors';
 
 export type SchemaDoc = Record<string, unknown> & { $id: string };
 
@@ -53,7 +53,7 @@ export function toFieldError(e: ErrorObject): FieldError {
   let params: Record<string, unknown> = {};
   switch (e.keyword) {
     case 'required':
-      pointer = `${e.instancePath}/${String(p.missingProperty).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      pointer = `${e.instancePath}/${pointerToken(String(p.missingProperty))}`;
       code = 'missing';
       message = 'Field required';
       break;

@@ -84,7 +84,7 @@ function migrate(db: Db): void {
     db.exec(m.sql);
     db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
   });
-  for (const m of migrations) apply.immediate(m);
+  for (const m of migrations) apply(m);
 }
 
 /**

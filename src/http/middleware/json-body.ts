@@ -11,7 +11,7 @@ import type Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import getRawBody from 'raw-body';
 import inflate from 'inflation';
-import { ServiceError, validationError } from '../../errors';
+import { pointerToken, ServiceError, validationError } from '../../errors';
 import type { AppState } from '../api';
 import { parseMultipart, type FilePart } from './multipart';
 
@@ -47,7 +47,7 @@ function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string):
 function protoPointer(value: unknown, at = ''): string | null {
   if (value === null || typeof value !== 'object') return null;
   for (const key of Object.keys(value)) {
-    const here = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const here = `${at}/${pointerToken(key)}`;
     if (key === '__proto__') return here;
     const inner = protoPointer((value as Record<string, unknown>)[key], here);
     if (inner !== null) return inner;

@@ -10,6 +10,20 @@ import type { AppState } from '../api';
 
 export const problemTypeBase = 'https://estafeta.dev/problems/';
 
+/** The members every problem body of the door carries (spec, Errors), in one place. */
+export function problemBody(p: { code: string; status: number; title: string; detail: string | undefined; traceId: string; requestId: string }) {
+  return {
+    type: problemTypeBase + p.code.replace(/_/g, '-'),
+    title: p.title,
+    status: p.status,
+    detail: p.detail,
+    code: p.code,
+    trace_id: p.traceId,
+    // spec, Identifiers: the request id appears in error messages too (and in X-Request-Id).
+    request_id: p.requestId,
+  };
+}
+
 export function problem(log: Logger): Koa.Middleware<AppState> {
   return async (ctx, next) => {
     try {
@@ -25,14 +39,7 @@ export function problem(log: Logger): Koa.Middleware<AppState> {
       ctx.type = 'application/problem+json';
       const detail = e.code === 'internal_error' ? generic.internal_error : e.detail;
       ctx.body = {
-        type: problemTypeBase + e.code.replace(/_/g, '-'),
-        title,
-        status,
-        detail,
-        code: e.code,
-        trace_id: ctx.state.traceId,
-        // spec, Identifiers: the request id appears in error messages too (and in X-Request-Id).
-        request_id: ctx.state.requestId,
+        ...problemBody({ code: e.code, status, title, detail, traceId: ctx.state.traceId, requestId: ctx.state.requestId }),
         ...extrasFor(status, e.extras),
       };
     }
