@@ -1,7 +1,7 @@
 /**
  * GET /v1/activities/{sent,opens,bounced,clicks}/export: every item of the list with the same
  * filters (no pages, at most exportRowCap rows), as CSV (default) or a JSON array, streamed from a
- * read-only snapshot of the store (http/export.ts). X-Export-Truncated says whether the cap cut it.
+ * read-only snapshot of the store, leased (http/export.ts). X-Export-Truncated says whether the cap cut it.
  */
 import { Api, type Ctx } from '../api';
 import type { HttpDeps } from '../deps';
@@ -44,7 +44,7 @@ function engagementExport(instanceId: number, kind: 'open' | 'click', f: MailFil
   return { query: engagementQuery(instanceId, kind, f, group), present: (r: EngagementRow) => present(r), columns: engagementColumns(kind, group) };
 }
 
-function sendExport(ctx: Ctx, db: Db, list: ExportList, format: ExportFormat, spec: ReturnType<ExportList['build']>): void {
+function sendExport(ctx: Ctx, db: Db, spillDir: string, list: ExportList, format: ExportFormat, spec: ReturnType<ExportList['build']>): void {
   const reader = openReader(db);
   try {
     ctx.set('X-Export-Truncated', String(reader.hasMoreThan(spec.query, exportRowCap)));
@@ -55,17 +55,17 @@ function sendExport(ctx: Ctx, db: Db, list: ExportList, format: ExportFormat, sp
   ctx.set('Content-Disposition', `attachment; filename="${list.name}-export.${format}"`);
   ctx.set('Cache-Control', 'no-store');
   ctx.type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8';
-  ctx.body = exportStream(reader, { ...spec, format });
+  ctx.body = exportStream(reader, { ...spec, format }, { spillDir });
 }
 
-export function exportRoutes(api: Api, { db }: HttpDeps): void {
+export function exportRoutes(api: Api, { db, config }: HttpDeps): void {
   for (const list of lists) {
     api.add({ method: 'get', path: `/v1/activities/${list.name}/export`, tag: 'Mails', scope: 'mail:read', query: list.queryId,
       summary: `Export of GET /v1/activities/${list.name}: every matching item (at most ${exportRowCap}), CSV (text/csv, default) or a JSON array (format=json)`,
       response: { status: 200, schema: `${list.item}Export`, headers: ['Content-Disposition', 'X-Export-Truncated'], csv: true }, errors: ['malformed_request'] }, (ctx, p) => {
       const q = validateQuery<ExportQuery>(list.queryId, ctx.query);
       const spec = list.build(p.instance.id, mailFilter(q, p.instance), q);
-      sendExport(ctx, db, list, q.format ?? 'csv', spec);
+      sendExport(ctx, db, config.dataDir, list, q.format ?? 'csv', spec);
     });
   }
 }
