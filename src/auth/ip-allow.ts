@@ -7,6 +7,10 @@ export function parseCidrList(items: string[], pointer: string): string[] {
   return items.map((raw, i) => {
     const text = raw.trim();
     try {
+      // ipaddr.js also parses the old inet_aton forms ("10.1" = 10.0.0.1, "1" = 0.0.0.1), which
+      // in an allow list are typos far more often than intent: an IPv4 address is four decimals.
+      const host = text.split('/')[0];
+      if (!ipaddr.IPv4.isValidFourPartDecimal(host) && !ipaddr.IPv6.isValid(host)) throw new Error('not an address');
       if (text.includes('/')) {
         const [addr, bits] = ipaddr.parseCIDR(text);
         return `${addr.toString()}/${bits}`;

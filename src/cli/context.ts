@@ -61,13 +61,14 @@ export function run(fn: Action) {
 }
 
 /** Commander option parsers that fail with the spec's validation_error. */
-export function intOption(name: string, { allowNone = false, min = 0 } = {}) {
+export function intOption(name: string, { allowNone = false, min = 0, max = Number.MAX_SAFE_INTEGER } = {}) {
   // 'none' travels as the string (commander turns a parser's null into ''); see noneToNull.
   return (value: string): number | 'none' => {
     if (allowNone && value === 'none') return 'none';
-    if (!/^\d+$/.test(value) || Number(value) < min) {
-      throw new ServiceError('validation_error', `--${name} must be an integer >= ${min}${allowNone ? ' or none' : ''}`, {
-        errors: [{ pointer: `/${name.replace(/-/g, '_')}`, code: 'int_parsing', message: `expected an integer, got ${value}` }],
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+      throw new ServiceError('validation_error', `--${name} must be an integer ${range}${allowNone ? ' or none' : ''}`, {
+        errors: [{ pointer: `/${name.replace(/-/g, '_')}`, code: 'int_parsing', message: `expected an integer ${range}, got ${value}` }],
       });
     }
     return Number(value);

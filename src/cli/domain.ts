@@ -29,7 +29,7 @@ export function domainCommands(program: Command): void {
   domain.command('add <slug> <domain>').description('register a domain (all four states pending), or reactivate a deleted one').option('--json')
     .action(run((ctx, [slug, name]) => {
       const i = ctx.instance(slug);
-      return presentDomain(addDomain(ctx.db, i.id, name, ctx.now, i.max_domains), ctx.config.hostname);
+      return presentDomain(addDomain(ctx.db, i.id, name, ctx.now, { maxDomains: i.max_domains, maxSenders: i.max_senders }), ctx.config.hostname);
     }));
 
   // `domain dkim <slug> <domain>` prints the records; `domain dkim rotate <slug> <domain>` rotates.

@@ -25,7 +25,7 @@ export function instanceCommands(program: Command): void {
 
   const limits = instance.command('limits <slug>').description('show or change the limits of an instance')
     .option('--send-limit <n>', 'sends per cycle, or none', intOption('send-limit', { allowNone: true }))
-    .option('--send-cycle-days <d>', 'length of a send cycle in days', intOption('send-cycle-days', { min: 1 }))
+    .option('--send-cycle-days <d>', 'length of a send cycle in days', intOption('send-cycle-days', { min: 1, max: 36_500 }))
     .option('--max-domains <n>', 'active custom domains, or none', intOption('max-domains', { allowNone: true }))
     .option('--max-senders <n>', 'active senders, or none', intOption('max-senders', { allowNone: true }))
     .option('--attachment-max-bytes <n>', 'functional attachment limit', intOption('attachment-max-bytes'))

@@ -48,6 +48,9 @@ export function senderCommands(program: Command): void {
     .action(run((ctx, [slug, email], o) => {
       const i = ctx.instance(slug);
       const s = requireSenderByEmail(ctx.db, i.id, email);
+      if (o.none && (o.consent as string[]).length > 0) {
+        throw new ServiceError('validation_error', '--none and --consent contradict each other: give one.', { errors: [{ pointer: '/consent', code: 'value_error', message: '--none declares no purpose' }] });
+      }
       const purposes = o.none ? [] : parseConsent(ctx, i.id, o.consent as string[]);
       if (!o.none && purposes.length === 0) {
         throw new ServiceError('validation_error', 'Give at least one --consent CODE:MODE, or --none.', { errors: [{ pointer: '/consent', code: 'missing', message: 'Field required' }] });

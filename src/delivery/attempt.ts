@@ -22,7 +22,9 @@ export const returnPath = (mailId: string, senderDomain: string): string => `bou
 /** Decisions taken before any connection (spec, Mail delivery status: dropped without a charge). */
 export function precheck(mail: AttemptRow): Outcome | null {
   const list = mail.suppressed_list;
-  if (list) return { kind: 'dropped', detail: `recipient is on the ${list} list` };
+  // Spec, Mail delivery status: a suppressed address ends dropped without a charge, also when it
+  // was suppressed after acceptance.
+  if (list) return { kind: 'dropped', uncharge: true, detail: `recipient is on the ${list} list` };
   if (mail.attachment_bytes > mail.attachment_max_bytes) {
     return { kind: 'dropped', uncharge: true, detail: `attachments weigh ${mail.attachment_bytes} bytes, over the instance's functional limit of ${mail.attachment_max_bytes} bytes` };
   }

@@ -32,11 +32,11 @@ export function storeDomainKeys(db: Db, domainId: number, keys: DomainKeys, at: 
 }
 
 export function rotateDomainKeys(db: Db, domainId: number, at: number): void {
-  const keys = dkimKeys(db, domainId);
-  const active = keys.find((k) => k.is_active)?.selector ?? 's1';
-  const next: Selector = active === 's1' ? 's2' : 's1';
   const fresh = generateKeyPair(); // outside the write lock (see generateDomainKeys)
   db.transaction(() => {
+    // Read under the lock: two concurrent rotations make two steps, not the same one twice.
+    const active = dkimKeys(db, domainId).find((k) => k.is_active)?.selector ?? 's1';
+    const next: Selector = active === 's1' ? 's2' : 's1';
     setActiveSelector(db, domainId, next);
     upsertDkimKey(db, domainId, { selector: active, ...fresh, active: false, at });
   })();

@@ -75,20 +75,15 @@ export function parseDomainName(input: string, pointer = '/domain'): string {
 }
 
 /** Registers a client domain (all four states pending), or reactivates a deleted one. */
-export function addDomain(db: Db, instanceId: number, input: string, at: number, limit: number | null): store.DomainRow {
+export function addDomain(db: Db, instanceId: number, input: string, at: number, limits: DomainLimits): store.DomainRow {
   const domain = parseDomainName(input);
-  const existing = store.findDomainByName(db, instanceId, domain, true);
-  if (existing && existing.deleted_at === null) {
-    throw new ServiceError('domain_already_exists', `Domain ${domain} is already registered.`);
-  }
-  if (limit !== null) {
-    const usage = (db.prepare('SELECT COUNT(*) AS n FROM domains WHERE instance_id = ? AND deleted_at IS NULL AND is_sandbox = 0').get(instanceId) as { n: number }).n;
-    if (usage >= limit) {
-      throw new ServiceError('plan_custom_domains_limit_exceeded', 'The plan quota of active custom domains is reached.', { limit, usage, remaining: Math.max(0, limit - usage) });
-    }
-  }
-  const keys = existing ? null : generateDomainKeys();
+  // Checked before the keys are generated (a refusal costs no RSA) and again under the write
+  // lock, which the key generation must not hold (~200 ms): two concurrent adds (CLI runs, the
+  // server) cannot both pass the quota or both insert the same name.
+  const before = admissible(db, instanceId, domain, limits);
+  const keys = before ? null : generateDomainKeys();
   const id = db.transaction(() => {
+    const existing = admissible(db, instanceId, domain, limits);
     if (existing) {
       store.reactivateDomain(db, instanceId, existing.id, at);
       return existing.id;
@@ -98,6 +93,37 @@ export function addDomain(db: Db, instanceId: number, input: string, at: number,
     return newId;
   })();
   return requireDomain(db, instanceId, id);
+}
+
+/** The instance's plan quotas a domain add obeys (null: no quota). */
+export interface DomainLimits { maxDomains: number | null; maxSenders: number | null }
+
+/** Throws unless `domain` may be added now; returns its deleted row when adding reactivates it. */
+function admissible(db: Db, instanceId: number, domain: string, limits: DomainLimits): store.DomainRow | null {
+  const existing = store.findDomainByName(db, instanceId, domain, true) ?? null;
+  if (existing && existing.deleted_at === null) {
+    throw new ServiceError('domain_already_exists', `Domain ${domain} is already registered.`);
+  }
+  const count = (sql: string, ...params: unknown[]): number => (db.prepare(sql).get(...params) as { n: number }).n;
+  const { maxDomains, maxSenders } = limits;
+  if (maxDomains !== null) {
+    const usage = count('SELECT COUNT(*) AS n FROM domains WHERE instance_id = ? AND deleted_at IS NULL AND is_sandbox = 0', instanceId);
+    if (usage >= maxDomains) {
+      throw new ServiceError('plan_custom_domains_limit_exceeded', 'The plan quota of active custom domains is reached.', { limit: maxDomains, usage, remaining: Math.max(0, maxDomains - usage) });
+    }
+  }
+  // A deleted domain's senders come back with it (spec, 402: reactivating a sender is
+  // within the sender quota too).
+  if (existing && maxSenders !== null) {
+    const usage = count('SELECT COUNT(*) AS n FROM senders s JOIN domains d ON d.id = s.domain_id WHERE s.instance_id = ? AND d.deleted_at IS NULL AND d.is_sandbox = 0', instanceId);
+    const returning = count('SELECT COUNT(*) AS n FROM senders WHERE instance_id = ? AND domain_id = ?', instanceId, existing.id);
+    if (usage + returning > maxSenders) {
+      throw new ServiceError('plan_senders_limit_exceeded', `Re-adding ${domain} brings back its ${returning} sender(s), past the plan quota of active senders.`, {
+        limit: maxSenders, usage, remaining: Math.max(0, maxSenders - usage),
+      });
+    }
+  }
+  return existing;
 }
 
 /** Inside the caller's transaction: `keys` generated before it began (see generateDomainKeys). */

@@ -13,6 +13,7 @@ import { publicRoutes } from './routes/public';
 import { trackingRoutes } from './routes/tracking';
 import { buildOpenApi } from './openapi';
 import { ServiceError } from '../errors';
+import { authorize } from '../auth/api-keys';
 import type { Metrics } from '../lib/metrics';
 
 export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<AppState>; api: Api } {
@@ -51,9 +52,15 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   // A literal path is that resource, not a value of a sibling's parameter: GET /v1/mails/send is
   // a verb POST /v1/mails/send does not accept (405), not the mail whose id is "send".
   const literal = literalPaths(api);
+  // A 404 or 405 on /v1 tells a caller which paths exist: it is answered only past the checks a
+  // route makes (README, order of checks), the IP allow lists included.
+  const noRoute = (ctx: Koa.ParameterizedContext<AppState>, err: ServiceError): ServiceError => {
+    if (ctx.state.principal) authorize(ctx.state.principal, null, ctx.ip);
+    return err;
+  };
   app.use(async (ctx, next) => {
     const methods = literal.get(ctx.path);
-    if (methods && !methods.includes(ctx.method)) throw notAllowed(ctx.method, methods);
+    if (methods && !methods.includes(ctx.method)) throw noRoute(ctx, notAllowed(ctx.method, methods));
     await next();
   });
   app.use(api.router.routes());
@@ -64,8 +71,8 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
       if (m.route) return; // a route answered
       for (const layer of m.path) for (const method of layer.methods) methods.add(method);
     }
-    if (methods.size > 0) throw notAllowed(ctx.method, [...methods]);
-    throw new ServiceError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
+    if (methods.size > 0) throw noRoute(ctx, notAllowed(ctx.method, [...methods]));
+    throw noRoute(ctx, new ServiceError('not_found', `No route for ${ctx.method} ${ctx.path}.`));
   });
   // Errors are answered by problem(); this only silences Koa's default stderr print.
   app.on('error', () => undefined);

@@ -72,11 +72,16 @@ function invalid(pointer: string, message: string): ServiceError {
 export function createInstance(db: Db, v: { slug: string; name?: string; timezone?: string }, at: number): store.InstanceRow {
   const slug = v.slug.trim().toLowerCase();
   if (!slugPattern.test(slug)) throw invalid('/slug', 'slug must be 1-63 lowercase letters, digits or hyphens');
-  const timezone = v.timezone ?? 'UTC';
-  if (!isValidTimezone(timezone)) throw invalid('/timezone', `unknown IANA time zone: ${timezone}`);
+  const typed = v.timezone ?? 'UTC';
+  if (!isValidTimezone(typed)) throw invalid('/timezone', `unknown IANA time zone: ${typed}`);
+  // Zone names match in any case; the instance keeps the canonical spelling (america/santiago
+  // is shown and compared as America/Santiago).
+  const timezone = new Intl.DateTimeFormat('en-US', { timeZone: typed }).resolvedOptions().timeZone;
   if (store.findInstanceBySlug(db, slug)) throw new ServiceError('instance_already_exists', `Instance ${slug} already exists.`);
   const keys = generateDomainKeys(); // before the write lock: ~200 ms of RSA
   const id = db.transaction(() => {
+    // Again under the lock: a concurrent create may have taken the slug during the RSA.
+    if (store.findInstanceBySlug(db, slug)) throw new ServiceError('instance_already_exists', `Instance ${slug} already exists.`);
     const instanceId = store.insertInstance(db, { slug, name: v.name ?? slug, timezone, at });
     const domain = sandboxDomainOf(slug);
     const domainId = provisionSandboxDomain(db, instanceId, domain, keys, at);

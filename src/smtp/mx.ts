@@ -74,8 +74,10 @@ async function handle(deps: MxDeps, raw: Buffer, roles: Role[]): Promise<string>
   if (arfText !== null) {
     const fields = reportFields(arfText);
     const type = fields.get('feedback-type')?.[0] ?? 'abuse';
-    // An authentication-failure report (DMARC ruf, RFC 6591) says nothing about the recipient's wishes.
+    // An authentication-failure report (DMARC ruf, RFC 6591) says nothing about the recipient's
+    // wishes, and a not-spam report (RFC 5965 §7.3: the user marked it wanted) says the opposite.
     if (type.toLowerCase() === 'auth-failure') return 'authentication failure report: logged, no complaint';
+    if (type.toLowerCase() === 'not-spam') return 'not-spam report: logged, no complaint';
     const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(text)]);
     for (const id of ids) {
       const mail = findMailById(db, id);

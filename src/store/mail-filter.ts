@@ -14,7 +14,7 @@ export function addMailFilters(w: Where, f: MailFilter, m = 'm'): Where {
   if (f.senderId !== undefined) w.add(`${m}.sender_id = ?`, f.senderId);
   if (f.recipient !== undefined) {
     if (f.recipientPrefix) w.add(`${m}.rcpt LIKE ? ESCAPE '\\'`, likePrefix(f.recipient));
-    else w.add(`${m}.rcpt = ?`, f.recipient);
+    else w.add(`${m}.rcpt = ? COLLATE NOCASE`, f.recipient);
   }
   if (f.customMsgId !== undefined) w.add(`${m}.custom_msg_id = ?`, f.customMsgId);
   if (f.customGroupCode !== undefined) w.add(`${m}.custom_group_code = ?`, f.customGroupCode);

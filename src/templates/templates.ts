@@ -74,6 +74,8 @@ function checkInput(v: TemplateInput): Partial<store.TemplateValues> {
   for (const k of ['html', 'text'] as const) {
     if (v[k] !== undefined && Buffer.byteLength(v[k] ?? '', 'utf8') > maxBody) errors.push({ pointer: `/${k}`, code: 'string_too_long', message: 'At most 5 MB of UTF-8', params: { max_length: maxBody } });
   }
+  // The spec's dashboard code for a template without a body: a send from it would carry nothing.
+  if (v.html !== undefined && v.html.trim() === '') throw new ServiceError('template_content_required', 'A template needs HTML content; the html given is empty.');
   if (v.config !== undefined && !isJsonObject(v.config)) errors.push({ pointer: '/config', code: 'dict_type', message: 'Input should be a JSON object' });
   if (errors.length) throw new ServiceError('validation_error', 'The template does not satisfy the rules.', { errors });
   return {

@@ -124,6 +124,7 @@ t.test('template CLI failures print the spec codes', async (t) => {
     [['template', 'add', slug, '--name', 'x', '--html-file', html, '--status', 'live'], 'validation_error', '/status'],
     [['template', 'add', slug, '--name', 'x', '--html-file', html, '--provider', 'word'], 'validation_error', '/provider'],
     [['template', 'add', slug, '--name', 'x', '--html-file', '/no/such/file.html'], 'validation_error', '/html'],
+    [['template', 'add', slug, '--name', 'x', '--html-file', writeFile('empty.html', ' \n')], 'template_content_required'],
     [['template', 'add', slug, '--name', 'x'], 'validation_error', '/html'],
     [['template', 'add', slug, '--html-file', html], 'validation_error', '/name'],
     [['template', 'add', slug, '--name', 'x', '--html-file', html, '--subject', 's'.repeat(255)], 'validation_error', '/subject'],

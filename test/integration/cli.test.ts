@@ -31,6 +31,7 @@ t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
     t.equal(r.json.code, code, args.join(' '));
     t.type(r.json.detail, 'string');
   }
+  t.equal((await s.cli('instance', 'create', 'tzcase', '--timezone', 'america/santiago', '--json')).json.timezone, 'America/Santiago', 'the canonical zone name');
   await s.cli('instance', 'create', 'dup', '--json');
   t.equal((await s.cli('instance', 'create', 'dup', '--json')).json.code, 'instance_already_exists');
   const badLimit = await s.cli('instance', 'limits', 'dup', '--send-limit', 'lots', '--json');
@@ -39,6 +40,18 @@ t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
   t.equal(badCidr.json.code, 'validation_error');
   const badSub = await s.cli('instance', 'limits', 'dup', '--subscription', 'maybe', '--json');
   t.equal(badSub.json.code, 'validation_error');
+  // Past what the quota arithmetic can date (reset_at) or hold exactly (a double): refused here,
+  // not a 500 on the next send.
+  for (const opt of [['--send-cycle-days', '999999999'], ['--send-limit', '99999999999999999999999']]) {
+    const r = await s.cli('instance', 'limits', 'dup', ...opt, '--json');
+    t.equal(r.json.code, 'validation_error', opt.join(' '));
+  }
+  t.equal((await s.cli('instance', 'limits', 'dup', '--send-cycle-days', '36500', '--json')).json.send_cycle_days, 36500);
+  // inet_aton's short forms ("10.1" is 10.0.0.1) are typos in an allow list, not addresses.
+  for (const cidr of ['10.1', '1', '10.1/8']) {
+    t.equal((await s.cli('apikey', 'create', 'dup', '--ip-allow', cidr, '--json')).json.code, 'validation_error', cidr);
+  }
+  t.same((await s.cli('apikey', 'create', 'dup', '--ip-allow', '10.0.0.1,::1', '--json')).json.ip_allow, ['10.0.0.1/32', '::1/128']);
   // A configuration mistake is the operator's, named as such (EX_CONFIG, as `npm start` exits).
   const badConfig = await runCli({ ...s.env, ESTAFETA_HTTP_PORT: 'abc' }, ['instance', 'limits', 'dup', '--json']);
   t.same([badConfig.code, badConfig.json.code], [78, 'invalid_configuration']);
@@ -70,6 +83,25 @@ t.test('sender add on the sandbox domain and on an unverified domain', async (t)
   t.equal((await s.cli('sender', 'add', slug, `news@${slug}.sandbox.test`, '--json')).json.code, 'sender_already_exists');
   t.equal((await s.cli('domain', 'add', slug, 'Brand.Example.', '--json')).json.domain, 'brand.example');
   t.equal((await s.cli('sender', 'add', slug, 'hi@brand.example', '--json')).json.code, 'domain_not_verified');
+  const both = await s.cli('sender', 'consent', slug, `news@${slug}.sandbox.test`, '--none', '--consent', 'marketing:opt_in', '--json');
+  t.equal(both.json.code, 'validation_error', '--none with --consent is a contradiction, not a silent choice');
   const none = await s.cli('sender', 'consent', slug, `news@${slug}.sandbox.test`, '--none', '--json');
   t.equal(none.json.is_consent_required, false);
+});
+
+t.test('concurrent CLI runs: one create per slug, one domain past a quota of one, two rotations make two steps', async (t) => {
+  const s = await startTestService(t);
+  const creates = await Promise.all([1, 2, 3].map(() => s.cli('instance', 'create', 'race', '--json')));
+  t.same(creates.map((r) => r.code === 0 ? 'ok' : r.json.code).sort(), ['instance_already_exists', 'instance_already_exists', 'ok']);
+  await s.cli('instance', 'limits', 'race', '--max-domains', '1', '--json');
+  const adds = await Promise.all(['a', 'b', 'c'].map((d) => s.cli('domain', 'add', 'race', `${d}.race.example`, '--json')));
+  t.same(adds.map((r) => r.code === 0 ? 'ok' : r.json.code).sort(),
+    ['ok', 'plan_custom_domains_limit_exceeded', 'plan_custom_domains_limit_exceeded'], 'the quota holds against concurrent adds');
+  await s.cli('instance', 'limits', 'race', '--max-domains', 'none', '--json');
+  const same = await Promise.all([1, 2, 3].map(() => s.cli('domain', 'add', 'race', 'same.race.example', '--json')));
+  t.same(same.map((r) => r.code === 0 ? 'ok' : r.json.code).sort(), ['domain_already_exists', 'domain_already_exists', 'ok']);
+  const rotations = await Promise.all([1, 2].map(() => s.cli('domain', 'dkim', 'rotate', 'race', 'same.race.example', '--json')));
+  t.same(rotations.map((r) => r.code), [0, 0]);
+  const dkim = await s.cli('domain', 'dkim', 'race', 'same.race.example', '--json');
+  t.equal(dkim.json.active_selector, 's1', 's1 -> s2 -> s1');
 });

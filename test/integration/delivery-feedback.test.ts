@@ -123,6 +123,9 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   const authFailure = arf('dmarc@mta.estafeta.test', third.mailIds[0]).replace('Feedback-Type: abuse', 'Feedback-Type: auth-failure');
   await sendToMx(mx, 'dmarc@isp.test', 'dmarc@mta.estafeta.test', authFailure);
   t.notOk(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'an auth-failure report adds no complaint');
+  const notSpam = arf('complaints@mta.estafeta.test', third.mailIds[0]).replace('Feedback-Type: abuse', 'Feedback-Type: not-spam');
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', notSpam);
+  t.notOk(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'nor does a not-spam report (RFC 5965: the user wants the mail)');
   await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', third.mailIds[0]));
   t.ok(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'while an abuse report about the same mail does');
 });

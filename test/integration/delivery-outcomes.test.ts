@@ -40,9 +40,12 @@ t.test('an address suppressed while its mail waits for a retry is dropped at the
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
   const instanceId = (w.ts.svc.db.prepare('SELECT instance_id FROM mails WHERE mail_id = ?').get(q.mailIds[0]) as { instance_id: number }).instance_id;
   addSuppression(w.ts.svc.db, instanceId, { list: 'unsubscribes', recipient: 'LATER@example.test', reason: null, source: 'test', at: Date.now() });
+  const used = (): number => (w.ts.svc.db.prepare('SELECT SUM(sent) AS n FROM send_usage WHERE instance_id = ?').get(instanceId) as { n: number }).n;
+  t.equal(used(), 1, 'charged at acceptance');
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 4, { what: 'dropped at the retry' });
   t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /unsubscribes list/);
   t.equal(w.sink.received.length, 0, 'never delivered');
+  t.equal(used(), 0, 'a suppressed address ends dropped without a charge (spec, Mail delivery status)');
 });
 
 t.test('a refused connection defers; once the mail is older than the maximum queue age it bounces without a restriction', async (t) => {

@@ -92,6 +92,8 @@ t.test('text filters fold every letter, exact recipients are compared in canonic
   const stored = `Ana@${slugDomain}`;
   t.same((await get('')).data.map((m: any) => m.to), [stored], 'the domain is stored lowercase');
   t.same((await get(`recipient=${encodeURIComponent(`Ana@${slugDomain.toUpperCase()}`)}`)).data.map((m: any) => m.to), [stored], 'an exact recipient as it was sent');
+  t.same((await get(`recipient=${encodeURIComponent(`ana@${slugDomain}`)}`)).data.map((m: any) => m.to), [stored], 'an exact recipient in any case: one mailbox');
+  t.same((await get(`recipient=${encodeURIComponent(`ana@${slugDomain}x`)}`)).data, [], 'still the complete address');
 
   t.equal((await f.s.api('GET', '/v1/mail-templates?name=%C3%B1u')).status, 200);
   for (const q of ['end_date=9999-12-31', 'start_date=0001-01-01', 'start_date=0099-12-31&end_date=9999-12-31']) {

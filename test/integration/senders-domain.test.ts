@@ -94,6 +94,22 @@ t.test('senders of a deleted domain disappear from reads', async (t) => {
   t.equal((await f.api('GET', `/v1/senders/${added.json.id}`)).body.code, 'sender_not_found');
 });
 
+t.test('re-adding a deleted domain brings its senders back only within the sender quota', async (t) => {
+  const f = await fixture(true);
+  f.dns.setZone(f.zone());
+  await f.validate();
+  for (const box of ['a', 'b']) t.equal((await f.s.cli('sender', 'add', f.slug, `${box}@${f.name}`, '--json')).code, 0);
+  await f.s.cli('domain', 'delete', f.slug, f.name, '--json');
+  t.equal((await f.s.cli('instance', 'limits', f.slug, '--max-senders', '1', '--json')).code, 0);
+  const back = await f.s.cli('domain', 'add', f.slug, f.name, '--json');
+  t.equal(back.json.code, 'plan_senders_limit_exceeded', 'its two senders would pass a quota of one');
+  t.match(back.json, { limit: 1, usage: 0, remaining: 1 });
+  t.same((await f.api('GET', '/v1/senders')).body.data.map((x: any) => x.email_address), [`sandbox@${f.slug}.sandbox.test`], 'nothing came back');
+  t.equal((await f.s.cli('instance', 'limits', f.slug, '--max-senders', '2', '--json')).code, 0);
+  t.equal((await f.s.cli('domain', 'add', f.slug, f.name, '--json')).code, 0, 'within the quota it comes back');
+  t.equal((await f.api('GET', '/v1/senders')).body.data.length, 3, 'with its senders');
+});
+
 t.test('search/names and search/emails find senders by partial, case-insensitive q', async (t) => {
   const f = await fixture(true);
   f.dns.setZone(f.zone());
