@@ -23,6 +23,7 @@ export const catalog = {
   sender_not_found: { status: 404, title: 'Sender not found', smtp: '550 5.7.1' },
   mail_template_not_found: { status: 404, title: 'Mail template not found', smtp: '550 5.7.1' },
   mail_not_found: { status: 404, title: 'Mail not found', smtp: '550 5.1.1' },
+  link_not_found: { status: 404, title: 'Link not found', smtp: '550 5.1.1' },
   mail_outside_retention: { status: 404, title: 'Mail outside retention', smtp: '550 5.1.1' },
   form_not_found: { status: 404, title: 'Form not found', smtp: '550 5.1.1' },
   field_not_found: { status: 404, title: 'Field not found', smtp: '550 5.1.1' },

@@ -92,7 +92,7 @@ export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: nu
   let next: number | null = null;
   if (o.kind === 'deferred') {
     next = nextAttemptAt({ attempt: attempts, receivedAt: mail.received_at, now, delays: policy.retryDelays, maxQueueAge: policy.maxQueueAge });
-    if (next === null) o = { kind: 'bounced', scope: o.scope, response: o.response, restrict: false, detail: `expired: still undeliverable after the maximum queue age (${policy.maxQueueAge} s); last: ${o.detail ?? o.response}` };
+    if (next === null) o = { kind: 'bounced', scope: o.scope, response: o.response, restrict: false, detail: `expired: still undeliverable after the maximum queue age (${policy.maxQueueAge} s); last: ${o.response}${o.detail ? ` (${o.detail})` : ''}` };
   }
   const status = o.kind === 'sent' ? STATUS.sent : o.kind === 'deferred' ? STATUS.deferred : o.kind === 'bounced' ? STATUS.bounced : STATUS.dropped;
   const final = status !== STATUS.deferred;

@@ -28,6 +28,7 @@ t.test('a pixel fetch and a click are counted, the click redirects only to the s
   t.equal(go.headers.get('location'), 'https://example.org/a?x=1&y=2', 'redirects to the original URL');
   const forged = await fetch(local(click).replace(/u=[^&]+/, `u=${encodeURIComponent('https://evil.test/')}`), { redirect: 'manual' });
   t.equal(forged.status, 404, 'a URL not signed for this mail is not redirected to');
+  t.equal(((await forged.json()) as { code: string }).code, 'link_not_found', 'the route exists: not the generic not_found');
   await fetch(local(pixel));
   const st = mailState(w.ts.svc, q.mailIds[0]);
   t.equal(st.opens, 2);

@@ -61,6 +61,7 @@ t.test('a refused connection defers; once the mail is older than the maximum que
   t.notOk(restricted(w, 'x@down.test'), 'an expiry is not a verdict on the address');
   const bounced = (await w.ts.api('GET', `/v1/activities/bounced?mail_id=${q.mailIds[0]}`)).body.data[0];
   t.match(bounced?.reason, /^expired: /, 'the bounce report says it expired, not the last connection error');
+  t.match(bounced?.reason, /last: .*(ECONNECTION|ECONNREFUSED).*mx\.down\.test/, 'and what the last attempt got, from which host');
 });
 
 t.test('a null MX bounces at once; a DNS outage defers', async (t) => {

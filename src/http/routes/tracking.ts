@@ -1,7 +1,7 @@
 /**
  * Public tracking endpoints (no credentials, CONTRACT §6): the open pixel, the click redirect and
  * the unsubscribe link of delivered mails. Every link is HMAC-signed per mail (tracking/links.ts):
- * a bad signature is a plain 404, and a click redirects only to the URL signed for that mail.
+ * a bad signature is a 404 `link_not_found`, and a click redirects only to the URL signed for that mail.
  */
 import Router from '@koa/router';
 import type { AppState } from '../api';
@@ -12,7 +12,8 @@ import { findMail, recordEngagement, unsubscribeRecipient } from '../../tracking
 
 /** The smallest transparent GIF. */
 const pixel = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-const notFound = (): ServiceError => new ServiceError('not_found', 'No such link.');
+// The route exists: the spec keeps the generic not_found for unknown routes (Errors).
+const notFound = (): ServiceError => new ServiceError('link_not_found', 'No such link.');
 
 const page = (title: string, body: string): string =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
