@@ -12,7 +12,7 @@ import { registerRoutes } from './routes';
 import { publicRoutes } from './routes/public';
 import { trackingRoutes } from './routes/tracking';
 import { buildOpenApi } from './openapi';
-import { ServiceError } from '../errors';
+import { ServiceError, generic } from '../errors';
 import { authorize } from '../auth/api-keys';
 import type { Metrics } from '../lib/metrics';
 
@@ -59,6 +59,7 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
     return err;
   };
   app.use(async (ctx, next) => {
+    if (dashboardOnly(ctx.method, ctx.path)) throw new ServiceError('forbidden', generic.forbidden as string);
     const methods = literal.get(ctx.path);
     if (methods && !methods.includes(ctx.method)) throw noRoute(ctx, notAllowed(ctx.method, methods));
     await next();
@@ -77,6 +78,25 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   // Errors are answered by problem(); this only silences Koa's default stderr print.
   app.on('error', () => undefined);
   return { app, api };
+}
+
+/**
+ * The spec's dashboard operations (Dashboard endpoints, and the /v1/private/ routes) take a user
+ * JWT: an API key, however privileged, is the wrong role there (Authentication rule 5: 403), not
+ * an unknown route or an unaccepted verb. The reads of that table an API key may do are routes.
+ */
+const dashboardRoutes: [string, RegExp][] = [
+  ['POST', /^\/v1\/domains$/],
+  ['POST', /^\/v1\/domains\/[^/]+\/send-dns-config$/],
+  ['DELETE', /^\/v1\/domains\/[^/]+$/],
+  ['POST', /^\/v1\/senders$/],
+  ['GET', /^\/v1\/senders\/[^/]+\/stats$/],
+  ['HEAD', /^\/v1\/senders\/[^/]+\/stats$/],
+  ['DELETE', /^\/v1\/senders\/[^/]+$/],
+];
+
+function dashboardOnly(method: string, path: string): boolean {
+  return path.startsWith('/v1/private/') || dashboardRoutes.some(([m, re]) => m === method && re.test(path));
 }
 
 function publicPathOf(publicUrl: string): string {

@@ -44,6 +44,18 @@ t.test('HTTP conventions of every response', async (t) => {
     }
   });
 
+  t.test('the dashboard operations take a user JWT: an API key with every scope is the wrong role (403)', async (t) => {
+    for (const [method, path] of [['POST', '/v1/domains'], ['POST', '/v1/domains/1/send-dns-config'], ['DELETE', '/v1/domains/1'],
+      ['POST', '/v1/senders'], ['GET', '/v1/senders/news@brand.test/stats'], ['DELETE', '/v1/senders/1'], ['POST', '/v1/private/api-keys'],
+      ['GET', '/v1/private/domains']] as const) {
+      const res = await s.api(method, path, method === 'POST' ? { body: {} } : {});
+      t.equal(res.status, 403, `${method} ${path}`);
+      t.equal(res.body.code, 'forbidden', `${method} ${path}`);
+    }
+    const anonymous = await s.api('POST', '/v1/domains', { key: null, slug: null, body: {} });
+    t.equal(anonymous.status, 401, 'credentials first');
+  });
+
   t.test('paths are case-sensitive: /V1/... is no route (404), for any caller', async (t) => {
     for (const opts of [{}, { key: null, slug: null }]) {
       const res = await s.api('GET', '/V1/mails', opts);
