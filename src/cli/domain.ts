@@ -6,6 +6,8 @@ import { dkimKeys } from '../store/domains';
 import { dkimHost, dkimTarget } from '../domains/dns-records';
 import { dkimTxt, rotateDomainKeys } from '../domains/dkim-keys';
 import { validateDomain } from '../domains/verify';
+import { findInstanceBySlug } from '../store/instances';
+import { ServiceError } from '../errors';
 
 function dkimSelectors(ctx: CliContext, slug: string, name: string) {
   const d = requireDomainByName(ctx.db, ctx.instance(slug).id, name);
@@ -33,9 +35,15 @@ export function domainCommands(program: Command): void {
     }));
 
   // `domain dkim <slug> <domain>` prints the records; `domain dkim rotate <slug> <domain>` rotates.
-  domain.command('dkim <a> <b> [c]').description('print the DKIM TXT records to publish at each CNAME target; "dkim rotate <slug> <domain>" rotates the keys')
+  domain.command('dkim <a> <b> [c]').usage('<slug> <domain> | rotate <slug> <domain>')
+    .description('print the DKIM TXT records to publish at each CNAME target; "dkim rotate <slug> <domain>" rotates the keys')
     .option('--json')
     .action(run((ctx, [a, b, c]) => {
+      if (a === 'rotate' && c === undefined && !findInstanceBySlug(ctx.db, a)) {
+        throw new ServiceError('validation_error', "missing required argument 'domain': domain dkim rotate <slug> <domain>", {
+          errors: [{ pointer: '/domain', code: 'missing', message: 'Field required' }],
+        });
+      }
       if (a === 'rotate' && c !== undefined) {
         const d = requireClientDomain(ctx.db, ctx.instance(b).id, c);
         rotateDomainKeys(ctx.db, d.id, ctx.now);

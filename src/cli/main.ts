@@ -8,11 +8,12 @@ import { senderCommands } from './sender';
 import { consentCommands } from './consent';
 import { registerMoreCommands } from './more';
 
-export function buildProgram(): Command {
+export function buildProgram(output?: { writeOut: (s: string) => void; writeErr: (s: string) => void }): Command {
   const program = new Command('estafeta')
     .description('Estafeta admin CLI: uses the same configuration and data dir as the server')
     .option('--json', 'print exactly one JSON object on stdout')
     .exitOverride();
+  if (output) program.configureOutput(output); // before the commands: they inherit it
   instanceCommands(program);
   apikeyCommands(program);
   domainCommands(program);
@@ -23,14 +24,20 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
   const json = argv.includes('--json');
+  // With --json, stdout carries one JSON object whatever happens: commander's help text becomes
+  // {"help": ...}, and its usage messages the error object's detail.
+  let help = '';
+  const program = buildProgram(json ? { writeOut: (text) => { help += text; }, writeErr: () => undefined } : undefined);
   try {
     await program.parseAsync(argv);
   } catch (err) {
     // Option parsers throw ServiceError (validation_error); commander throws usage errors.
     if (err instanceof CommanderError) {
-      if (err.exitCode === 0) return;
+      if (err.exitCode === 0) {
+        if (json) process.stdout.write(`${JSON.stringify({ help })}\n`);
+        return;
+      }
       // A group without its verb ('estafeta template') makes commander print help and say '(outputHelp)'.
       const detail = err.message === '(outputHelp)' ? 'A command is required; see --help.' : err.message.replace(/^error: /, '');
       if (json) process.stdout.write(`${JSON.stringify({ code: 'validation_error', detail })}\n`);

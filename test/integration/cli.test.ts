@@ -52,6 +52,17 @@ t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
     t.equal((await s.cli('apikey', 'create', 'dup', '--ip-allow', cidr, '--json')).json.code, 'validation_error', cidr);
   }
   t.same((await s.cli('apikey', 'create', 'dup', '--ip-allow', '10.0.0.1,::1', '--json')).json.ip_allow, ['10.0.0.1/32', '::1/128']);
+  for (const args of [['--help'], ['help', 'instance'], ['domain', 'dkim', '--help']]) {
+    const help = await s.cli(...args, '--json');
+    t.equal(help.code, 0, args.join(' '));
+    t.match(help.json, { help: /^Usage: estafeta/ }, `${args.join(' ')} --json: the help text in one JSON object`);
+    t.equal(help.stdout.trim().split('\n').length, 1);
+  }
+  for (const args of [['template'], ['nope'], ['instance', 'create']]) {
+    const usage = await s.cli(...args, '--json');
+    t.not(usage.code, 0);
+    t.same([usage.json.code, usage.stdout.trim().split('\n').length], ['validation_error', 1], `${args.join(' ')}: one error object`);
+  }
   // A configuration mistake is the operator's, named as such (EX_CONFIG, as `npm start` exits).
   const badConfig = await runCli({ ...s.env, ESTAFETA_HTTP_PORT: 'abc' }, ['instance', 'limits', 'dup', '--json']);
   t.same([badConfig.code, badConfig.json.code], [78, 'invalid_configuration']);
@@ -104,4 +115,6 @@ t.test('concurrent CLI runs: one create per slug, one domain past a quota of one
   t.same(rotations.map((r) => r.code), [0, 0]);
   const dkim = await s.cli('domain', 'dkim', 'race', 'same.race.example', '--json');
   t.equal(dkim.json.active_selector, 's1', 's1 -> s2 -> s1');
+  const short = await s.cli('domain', 'dkim', 'rotate', 'race', '--json');
+  t.same([short.json.code, short.json.errors?.[0]?.pointer], ['validation_error', '/domain'], 'rotate without its domain is a usage error, not instance "rotate"');
 });
