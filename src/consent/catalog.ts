@@ -114,6 +114,12 @@ export function addTermVersion(db: Db, instanceId: number, termId: number, v: { 
   if (!v.version.trim()) throw invalid('/version', 'The version label must not be empty.', 'string_too_short');
   if (!v.body.trim()) throw invalid('/body', 'The body must not be empty.', 'string_too_short');
   if (v.documentUrl !== undefined && !/^https?:\/\/\S+$/i.test(v.documentUrl)) throw invalid('/document_url', 'The document URL must be an http(s) URL.', 'value_error.url');
-  store.insertTermVersion(db, instanceId, termId, { version: v.version, body: v.body, documentUrl: v.documentUrl ?? null, current: v.current, at });
+  db.transaction(() => {
+    // A label names one legal text: a second "v2" would make the history ambiguous.
+    if (db.prepare('SELECT 1 FROM consent_term_versions WHERE term_id = ? AND version = ?').get(termId, v.version)) {
+      throw invalid('/version', `Version ${v.version} of this term already exists; give the new text a new label.`, 'value_error.duplicate');
+    }
+    store.insertTermVersion(db, instanceId, termId, { version: v.version, body: v.body, documentUrl: v.documentUrl ?? null, current: v.current, at });
+  })();
   return presentTerm(db, instanceId, termId);
 }

@@ -58,6 +58,8 @@ t.test('terms: created with purposes and channels, versions published and made c
   const v2 = await s.cli('term', 'version', 'add', slug, String(term.json.id), '--version', '2.0', '--body', 'Second text', '--json');
   t.same(v2.json.versions.map((v: { version: string; is_current: boolean; document_url: string | null }) => [v.version, v.is_current, v.document_url]),
     [['1.0', true, 'https://example.com/t1.pdf'], ['2.0', false, null]], 'publishing does not make current');
+  const again = await s.cli('term', 'version', 'add', slug, String(term.json.id), '--version', '2.0', '--body', 'Another text', '--json');
+  t.same([again.json.code, again.json.errors?.[0]?.pointer], ['validation_error', '/version'], 'a label names one text');
   const v3 = await s.cli('term', 'version', 'add', slug, String(term.json.id), '--version', '3.0', '--body', 'Third text', '--current', '--json');
   t.same(v3.json.versions.map((v: { is_current: boolean }) => v.is_current), [false, false, true], '--current makes it the only current one');
 
