@@ -74,7 +74,7 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
     const lower = name.toLowerCase();
     if (!/^[\x21-\x39\x3b-\x7e]{1,126}$/.test(name)) {
       errors.push({ pointer, code: 'value_error.header_name', message: 'A header name is 1-126 printable ASCII characters without ":"' });
-    } else if (reservedHeaders[lower]) {
+    } else if (Object.hasOwn(reservedHeaders, lower)) {
       errors.push({ pointer, code: 'value_error.reserved_header', message: `Header ${name} cannot be set: ${reservedHeaders[lower]}` });
     } else if (lower.startsWith('x-svc-')) {
       errors.push({ pointer, code: 'value_error.reserved_header', message: `Header ${name} cannot be set: ${svcPrefixHint}` });

@@ -4,7 +4,8 @@
  */
 import { linkBuilder, type LinkBuilder } from '../tracking/links';
 import { dkimSignature, type SigningKey } from './sign';
-import { toCrlf, trackMessage } from './track';
+import { trackMessage } from './track';
+import { toCrlf } from '../lib/header-section';
 
 /** `received`: the platform's trace header line(s), CRLF-ended, put on top of the copy. */
 export interface ComposeJob { raw: Buffer; mailId: string; publicUrl: string; secret: Buffer; hostname: string; key: SigningKey | null; received?: string }

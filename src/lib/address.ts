@@ -21,8 +21,10 @@ export function normalizeDomain(input: string): string | null {
 }
 
 // RFC 5321 dot-atom local part (quoted local parts are refused: nobody sends from them and
-// they are a classic source of header injection).
-const localPart = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uffff-]+)*$/;
+// they are a classic source of header injection). UTF-8 (RFC 6531) without the C1 controls
+// (U+0085 is a line break to some readers) and the Unicode line and paragraph separators.
+const atext = "A-Za-z0-9!#$%&'*+/=?^_`{|}~\\u00a0-\\u2027\\u202a-\\uffff-";
+const localPart = new RegExp(`^[${atext}]+(\\.[${atext}]+)*$`);
 
 export function normalizeEmail(input: string): string | null {
   const text = input.trim();

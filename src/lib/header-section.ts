@@ -23,3 +23,14 @@ export function headerSection(raw: Buffer): Buffer {
   return raw.subarray(0, raw.indexOf(0x0a, end) + 1);
 }
 
+
+/**
+ * Bare LF and lone CR become CRLF: SMTP, DKIM and every header check speak CRLF lines. A lone CR
+ * left in a header would pass the checks as part of one line and leave as a line break (SMTP
+ * clients write it as CRLF): the submission door normalizes before it reads a header.
+ */
+export function toCrlf(raw: Buffer): Buffer {
+  const s = raw.toString('latin1');
+  if (!/\r(?!\n)|(?<!\r)\n/.test(s)) return raw;
+  return Buffer.from(s.replace(/\r\n|\r|\n/g, '\r\n'), 'latin1');
+}

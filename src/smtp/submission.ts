@@ -15,6 +15,7 @@ import { authenticate, authorize, type Principal } from '../auth/api-keys';
 import { validationError } from '../errors';
 import { completeReply, replies, smtpError } from './reply';
 import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
+import { toCrlf } from '../lib/header-section';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
 import { listenSmtp, type Listener } from './listen';
 
@@ -116,12 +117,15 @@ export async function parseSubmitted(raw: Buffer): Promise<{ parsed: SubmittedHe
 /** Turns the client's bytes into a Submission (From, Subject, X-Svc-* fields); accept applies the rules. */
 async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submission> {
   const { parsed, attachmentBytes, attachmentCount } = await parseSubmitted(raw);
-  const mailboxes = parsed.from?.value.filter((a) => a.address) ?? [];
-  const from = mailboxes[0]?.address;
-  if (!from) throw validationError([{ pointer: '/sender_email', code: 'missing', message: 'the message has no From header' }], 'The message has no From header.');
+  const entries = parsed.from?.value ?? [];
+  const from = entries[0]?.address;
+  if (entries.length === 0 || (entries.length === 1 && !from && !entries[0].group)) {
+    throw validationError([{ pointer: '/sender_email', code: 'missing', message: 'the message has no From header' }], 'The message has no From header.');
+  }
   // The From header is the registered sender the rules are checked against (CONTRACT §4): a
-  // second From field or a second mailbox would put an unchecked author before the recipient.
-  if (mailboxes.length > 1 || fieldValues(headerSection(raw), 'from').length > 1) {
+  // second From field, a second mailbox or a group (whose members a filter on addresses would
+  // skip) would put an unchecked author before the recipient.
+  if (!from || entries.length > 1 || fieldValues(headerSection(raw), 'from').length > 1) {
     throw validationError([{ pointer: '/sender_email', code: 'value_error.from', message: 'the From header must be one field naming one mailbox, a registered sender' }], 'The message must have one From header naming one mailbox.');
   }
   // Lengths of the subject and of the X-Svc-* values are rules of the accept path (both doors).
@@ -235,7 +239,8 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
           if (raw === null) return callback(replies.tooLarge(MAX_MESSAGE_BYTES));
           // The key, instance and allow lists are read again for every message.
           const { instance } = checkCredentials(db, user.slug, user.apiKey, session.remoteAddress);
-          const result = await accept.submit(instance, await toSubmission(raw, envelopeTo));
+          // Line ends first: every check below must read the lines the recipient will get.
+          const result = await accept.submit(instance, await toSubmission(toCrlf(raw), envelopeTo));
           log.debug({ event: 'submission.accepted', listener: name, instance: instance.slug, msg_id: result.msgId }, 'message accepted');
           callback(null, `2.0.0 Ok: queued as ${result.msgId}`);
         })

@@ -22,6 +22,8 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['invalid cc address', { cc: [{ email: 'a@@b' }] }, '/cc/0/email'],
     ['invalid bcc address', { bcc: [{ email: 'x y@example.com' }] }, '/bcc/0/email'],
     ['invalid reply_to', { reply_to: { email: 'nope' } }, '/reply_to/email'],
+    ['a C1 control (NEL, a line break to some readers) in an address', { to: [{ email: 'nel\u0085x@example.com' }] }, '/to/0/email'],
+    ['a Unicode line separator in an address', { reply_to: { email: 'a\u2028b@example.com' } }, '/reply_to/email'],
     ['invalid sender_email', { sender_email: 'nope' }, '/sender_email'],
     ['more than 15 headers', { headers: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`X-H${i}`, 'v'])) }, '/headers'],
     ['a structure header', { headers: { From: 'a@b.test' } }, '/headers/From', /sender_email/],
@@ -123,6 +125,13 @@ t.test('a body that is not JSON is 400, another content type 415', async (t) => 
     const proto = await f.s.api('POST', '/v1/mails/send', { raw, headers: { 'Content-Type': 'application/json' } });
     t.same([proto.status, proto.body.errors?.[0]?.pointer, proto.body.errors?.[0]?.code], [422, pointer, 'extra_forbidden'], pointer);
   }
+  // Nested far deeper than any call stack: still one 422 at its pointer, not a 500.
+  const deep = `{"sender_email":"${f.sender}","a":${'['.repeat(200_000)}1${']'.repeat(200_000)},"__proto__":1}`;
+  const nested = await f.s.api('POST', '/v1/mails/send', { raw: deep, headers: { 'Content-Type': 'application/json' } });
+  t.same([nested.status, nested.body.errors?.[0]?.pointer], [422, '/__proto__'], 'a body nested 200,000 levels deep');
+  // Header names are looked up as own keys: Object's prototype names no reserved header.
+  const proto = await f.send({ headers: { constructor: 'x', toString: 'y' } });
+  t.equal(proto.status, 200, JSON.stringify(proto.body));
   const consent = await f.s.api('POST', '/v1/consent-events', { raw: '', headers: { 'Content-Type': 'application/json' } });
   t.same([consent.status, consent.body.code], [400, 'malformed_request'], 'the same on every JSON route');
 });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import nodemailer from 'nodemailer';
 import { startTestService, type TapLike, type TestService } from '../helpers/service';
-import { smtpConnect, type Client } from '../helpers/smtp-client';
+import { lineClient, smtpConnect, type Client } from '../helpers/smtp-client';
 import { messageBytes } from '../helpers/spool-files';
 
 const queued = /^250 2\.0\.0 Ok: queued as (\S+)$/;
@@ -125,6 +125,33 @@ t.test('the From header is one field naming one mailbox: a second author is 554 
     t.match(r.err?.response, /^554 5\.6\.0 validation_error /, name);
   }
   t.match((await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'One author'))).info?.response, queued);
+});
+
+t.test('the checks read the lines the recipient gets: a lone CR is a line break, a group in From is refused', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const from = `sandbox@${slug}.sandbox.test`;
+  const to = `x@${slug}.sandbox.test`;
+  // The exact bytes, on a bare socket: a client library would rewrite the lone CR itself.
+  const c = await lineClient(t, s.svc.ports.smtp as number);
+  await c.cmd('EHLO client.test');
+  await c.starttls();
+  await c.cmd('EHLO client.test');
+  t.match(await c.cmd(`AUTH PLAIN ${Buffer.from(`\0${slug}\0${key}`).toString('base64')}`), /^235/);
+  const attempt = async (head: string): Promise<string> => {
+    t.match(await c.cmd(`MAIL FROM:<${from}>`), /^250/);
+    t.match(await c.cmd(`RCPT TO:<${to}>`), /^250/);
+    t.match(await c.cmd('DATA'), /^354/);
+    return c.cmd(`${head}To: <${to}>\r\nMIME-Version: 1.0\r\n\r\nhi\r\n.`);
+  };
+  const smuggled = await attempt(`From: <${from}>\r\nSubject: hello\rFrom: ceo@bank.example\r\n`);
+  t.match(smuggled, /^554 5\.6\.0 validation_error /, 'a From hidden behind a lone CR is a second From');
+  const group = await attempt(`From: Billing: billing@bank.example;, <${from}>\r\nSubject: group\r\n`);
+  t.match(group, /^554 5\.6\.0 validation_error /, 'a group before the registered sender is another author');
+  const onlyGroup = await attempt(`From: Billing: <${from}>;\r\nSubject: group\r\n`);
+  t.match(onlyGroup, /^554 5\.6\.0 validation_error /, 'a group is not one mailbox');
+  const fine = await attempt(`From: <${from}>\r\nSubject: fine\r\n`);
+  t.match(fine, /^250 2\.0\.0 Ok: queued as /);
 });
 
 t.test('an unregistered From is 550 5.7.1 sender_not_found; a sandbox sender to the outside is 550 5.7.1', async (t) => {

@@ -43,14 +43,26 @@ function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string):
   return err;
 }
 
-/** The JSON Pointer of the first own "__proto__" key (JSON.parse keeps it as a plain property). */
-function protoPointer(value: unknown, at = ''): string | null {
-  if (value === null || typeof value !== 'object') return null;
-  for (const key of Object.keys(value)) {
-    const here = `${at}/${pointerToken(key)}`;
-    if (key === '__proto__') return here;
-    const inner = protoPointer((value as Record<string, unknown>)[key], here);
-    if (inner !== null) return inner;
+/**
+ * The JSON Pointer of an own "__proto__" key (JSON.parse keeps it as a plain property). Walked
+ * with a stack, and the pointer built only for the key found: a body nested 200,000 levels deep
+ * must not overflow the call stack (a 500) or build a pointer string per level.
+ */
+function protoPointer(root: unknown): string | null {
+  interface Node { value: unknown; key: string; parent: Node | null }
+  const stack: Node[] = [{ value: root, key: '', parent: null }];
+  const pointer = (n: Node): string => {
+    const tokens: string[] = [];
+    for (let at: Node | null = n; at?.parent; at = at.parent) tokens.push(pointerToken(at.key));
+    return tokens.reverse().map((t) => `/${t}`).join('');
+  };
+  while (stack.length > 0) {
+    const node = stack.pop() as Node;
+    const { value } = node;
+    if (value === null || typeof value !== 'object') continue;
+    const keys = Object.keys(value);
+    if (keys.includes('__proto__')) return pointer({ value: null, key: '__proto__', parent: node });
+    for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: (value as Record<string, unknown>)[keys[i]], key: keys[i], parent: node });
   }
   return null;
 }
