@@ -1,6 +1,6 @@
 /**
  * Inbound MX door (CONTRACT §2, ESTAFETA_MX_PORT): accepts mail only for the platform's own
- * addresses — VERP return paths bounces+<mail_id>@<sender domain>, unsubscribe+<mail_id>@<hostname>,
+ * addresses — VERP return paths bounces+<mail_id>@<sender domain>, unsubscribe+<mail_id>.<sig>@<hostname> (signed, tracking/links.ts),
  * complaints@, postmaster@, abuse@ and dmarc@<hostname>, postmaster and abuse at a registered
  * domain, a bare postmaster — and refuses everything else with 550 5.1.1 (never an open relay).
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
@@ -15,6 +15,7 @@ import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
 import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, mailIdsIn, reportFields } from '../delivery/feedback';
+import { trackingSecret, verifyMailbox } from '../tracking/links';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
 
@@ -33,7 +34,7 @@ const reportMailboxes = new Set(['complaints', 'postmaster', 'abuse', 'dmarc']);
 const domainMailboxes = new Set(['postmaster', 'abuse']);
 
 /** What an address of ours is for, or null when it is not ours. */
-export function roleOf(db: Db, hostname: string, address: string): Role | null {
+export function roleOf(db: Db, hostname: string, secret: Buffer, address: string): Role | null {
   const at = address.lastIndexOf('@');
   // RFC 5321 §4.5.1: a bare "postmaster" (no domain) MUST be accepted.
   if (at === -1) return address.toLowerCase() === 'postmaster' ? { kind: 'complaints' } : null;
@@ -43,9 +44,13 @@ export function roleOf(db: Db, hostname: string, address: string): Role | null {
   if (domainMailboxes.has(local) && isRegisteredDomain(db, domain)) return { kind: 'complaints' };
   const m = /^(bounces|unsubscribe)\+([a-z0-9._-]+)$/i.exec(address.slice(0, at));
   if (!m) return null;
+  if (m[1].toLowerCase() === 'unsubscribe') {
+    const signed = domain === hostname ? verifyMailbox(secret, m[2]) : null;
+    const mail = signed ? findMailById(db, signed) : undefined;
+    return mail ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
+  }
   const mail = findMailById(db, m[2]);
   if (!mail) return null;
-  if (m[1].toLowerCase() === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
   // Only the return path the mail was sent with (attempt.ts returnPath): its id at the sender's domain.
   const returnDomain = mail.sender_email ? domainOf(mail.sender_email).toLowerCase() : hostname;
   return domain === returnDomain ? { kind: 'bounce', mailId: mail.mail_id } : null;
@@ -123,6 +128,7 @@ async function handle(deps: MxDeps, raw: Buffer, roles: Role[]): Promise<string>
 
 function createServer(deps: MxDeps): SMTPServer {
   const hostname = deps.config.hostname;
+  const secret = trackingSecret(deps.config.dataDir);
   return new SMTPServer({
     name: hostname,
     banner: 'Estafeta inbound MX',
@@ -134,7 +140,7 @@ function createServer(deps: MxDeps): SMTPServer {
     // The stop is bounded (CONTRACT §1): smtp-server's own default would hold it for 30 s.
     closeTimeout: deps.config.shutdownTimeout * 1000,
     onRcptTo(address, session, cb) {
-      const role = roleOf(deps.db, hostname, address.address);
+      const role = roleOf(deps.db, hostname, secret, address.address);
       if (!role) return cb(smtpError(550, `5.1.1 <${address.address}>: recipient not accepted here (no relay)`));
       sessionRoles.set(session, [...(sessionRoles.get(session) ?? []), role]);
       cb();

@@ -131,6 +131,24 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   t.ok(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'while an abuse report about the same mail does');
 });
 
+t.test('the List-Unsubscribe mailto box is signed: a mail to it unsubscribes, a forged one is refused', async (t) => {
+  const w = await startWorld(t);
+  const q = await w.send(['ana@example.test', 'bo@example.test']);
+  await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent' });
+  const mx = w.ts.svc.ports.mx ?? 0;
+  const copy = w.sink.received.find((m) => m.to[0] === 'ana@example.test');
+  const head = (copy?.raw ?? Buffer.alloc(0)).toString('latin1').split('\r\n\r\n')[0];
+  const box = /<mailto:([^?>]+)\?subject=unsubscribe>/.exec(head)?.[1] ?? '';
+  t.match(box, new RegExp(`^unsubscribe\\+${q.mailIds[0]}\\.[0-9a-f]{20}@mta\\.estafeta\\.test$`), 'unsubscribe+<mail_id>.<sig>@<hostname>');
+  const refusal = (p: Promise<void>): Promise<{ responseCode?: number } | null> => p.then(() => null, (e: { responseCode?: number }) => e);
+  for (const forged of [`unsubscribe+${q.mailIds[1]}@mta.estafeta.test`, box.replace(q.mailIds[0], q.mailIds[1])]) {
+    t.equal((await refusal(sendToMx(mx, 'someone@remote.test', forged, 'Subject: unsubscribe\r\n\r\n')))?.responseCode, 550, `${forged} refused`);
+  }
+  t.notOk(onList(w.ts.svc.db, 'bo@example.test', 'unsubscribes'), 'knowing a mail id is not enough');
+  await sendToMx(mx, 'ana@example.test', box.toUpperCase().replace('@MTA.ESTAFETA.TEST', '@mta.estafeta.test'), 'Subject: unsubscribe\r\n\r\n');
+  t.ok(onList(w.ts.svc.db, 'ana@example.test', 'unsubscribes'), 'the signed box unsubscribes (in any case)');
+});
+
 t.test('a click redirects to the link exactly as the mail has it, percent-encoding only what a header cannot carry', async (t) => {
   const w = await startWorld(t);
   const links = ['https://Example.com', 'https://example.com/Landing?utm=A', 'https://example.com/a b/ñ'];
