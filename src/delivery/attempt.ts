@@ -11,13 +11,12 @@ import type { Router } from './route';
 import type { Transport } from './transport';
 import type { ComposePool } from './compose-pool';
 import { isSandboxDomain, sandboxCapture } from '../lib/address';
+import { mailbox } from '../tracking/links';
 
 export interface AttemptDeps { db: Db; spool: Spool; router: Router; transport: Transport; composer: ComposePool; publicUrl: string; secret: Buffer; hostname: string }
 
 const domainOf = (address: string | null): string | null => (address && address.includes('@') ? address.slice(address.lastIndexOf('@') + 1).toLowerCase() : null);
 
-/** VERP return path: a bounce to it names the mail (CONTRACT §5). */
-export const returnPath = (mailId: string, senderDomain: string): string => `bounces+${mailId}@${senderDomain}`;
 
 /** Decisions taken before any connection (spec, Mail delivery status: dropped without a charge). */
 export function precheck(mail: AttemptRow): Outcome | null {
@@ -61,7 +60,8 @@ export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise
   if (route.kind === 'outcome') return route.outcome;
   const copy = await composeCopy(d, mail);
   const senderDomain = domainOf(mail.sender_email) ?? d.hostname;
-  const envelope = { from: returnPath(mail.mail_id, senderDomain), to: mail.rcpt };
+  // VERP, signed (tracking/links.ts): a bounce to it names the mail (CONTRACT §5).
+  const envelope = { from: mailbox(d.secret, 'bounces', mail.mail_id, senderDomain), to: mail.rcpt };
   let last: Outcome = { kind: 'deferred', scope: 'site', response: '451 4.4.0 no route' };
   for (const hop of route.hops) {
     const outcome = await d.transport.send(hop, envelope, copy);

@@ -2,7 +2,7 @@
  * The recipient's copy from the spooled bytes: tracking (pixel, links, List-Unsubscribe), the
  * platform's Received line, then the DKIM signature over the final headers. Pure CPU, so it can run in a worker thread.
  */
-import { linkBuilder, unsubscribeMailbox, type LinkBuilder } from '../tracking/links';
+import { linkBuilder, mailbox, type LinkBuilder } from '../tracking/links';
 import { dkimSignature, type SigningKey } from './sign';
 import { trackMessage } from './track';
 import { toCrlf } from '../lib/header-section';
@@ -21,7 +21,7 @@ function links(publicUrl: string, secret: Buffer): LinkBuilder {
 
 export function composeBytes(job: ComposeJob): Buffer {
   const body = trackMessage(toCrlf(job.raw), {
-    mailId: job.mailId, links: links(job.publicUrl, job.secret), trackHtml: true, unsubscribeMailto: unsubscribeMailbox(job.secret, job.mailId, job.hostname),
+    mailId: job.mailId, links: links(job.publicUrl, job.secret), trackHtml: true, unsubscribeMailto: mailbox(job.secret, 'unsubscribe', job.mailId, job.hostname),
   });
   const tracked = job.received ? Buffer.concat([Buffer.from(job.received, 'utf8'), body]) : body;
   if (!job.key) return tracked;

@@ -1,13 +1,15 @@
 /**
  * Feedback that comes back after delivery, through the inbound MX: DSN bounces (RFC 3464) turn the
  * named mail to 6 bounced and restrict its address; ARF reports (RFC 5965) add a complaint. The
- * mail is found by its VERP return path, or by the mail_id our links carry in the quoted message.
+ * mail is found by its signed VERP return path, or by the signed mailboxes and links the quoted
+ * message carries.
  */
 import type { Db } from '../store/db';
 import { addSuppression } from '../store/suppressions';
 import { insertMailLog } from '../store/mails';
 import { finishRecipient } from './queue';
 import { STATUS } from './outcome';
+import { verifyLink, verifyMailbox, type LinkKind } from '../tracking/links';
 
 /** Header-style fields of a report part (message/delivery-status, message/feedback-report). */
 export function reportFields(text: string): Map<string, string[]> {
@@ -22,9 +24,18 @@ export function reportFields(text: string): Map<string, string[]> {
 }
 
 /** mail_ids named in a text by the addresses and links the platform writes into every copy. */
-export function mailIdsIn(text: string): string[] {
+export function mailIdsIn(text: string, secret: Buffer): string[] {
   const ids = new Set<string>();
-  for (const m of text.matchAll(/(?:bounces|unsubscribe)\+([A-Za-z0-9._-]+)@|\/t\/[ocu]\/([A-Za-z0-9._-]+)\//g)) ids.add(m[1] ?? m[2]);
+  // Only what we signed: our mailboxes (the Return-Path and List-Unsubscribe of the quoted
+  // original) and the open and unsubscribe links (/t/c/ links sign their URL too, which a
+  // re-encoded body may no longer show as it was). A bare mail id proves nothing.
+  for (const m of text.matchAll(/\b(bounces|unsubscribe)\+([A-Za-z0-9._-]+)@/gi)) {
+    const id = verifyMailbox(secret, m[1].toLowerCase() === 'bounces' ? 'bounces' : 'unsubscribe', m[2]);
+    if (id) ids.add(id);
+  }
+  for (const m of text.matchAll(/\/t\/([ou])\/([A-Za-z0-9._-]+)\/([A-Za-z0-9_-]+)/g)) {
+    if (verifyLink(secret, m[1] as LinkKind, m[2], m[3])) ids.add(m[2]);
+  }
   return [...ids];
 }
 

@@ -1,6 +1,7 @@
 /**
  * Inbound MX door (CONTRACT §2, ESTAFETA_MX_PORT): accepts mail only for the platform's own
- * addresses — VERP return paths bounces+<mail_id>@<sender domain>, unsubscribe+<mail_id>.<sig>@<hostname> (signed, tracking/links.ts),
+ * addresses — VERP return paths bounces+<mail_id>.<sig>@<sender domain>, unsubscribe+<mail_id>.<sig>@<hostname>
+ * (both signed, tracking/links.ts),
  * complaints@, postmaster@, abuse@ and dmarc@<hostname>, postmaster and abuse at a registered
  * domain, a bare postmaster — and refuses everything else with 550 5.1.1 (never an open relay).
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
@@ -44,14 +45,12 @@ export function roleOf(db: Db, hostname: string, secret: Buffer, address: string
   if (domainMailboxes.has(local) && isRegisteredDomain(db, domain)) return { kind: 'complaints' };
   const m = /^(bounces|unsubscribe)\+([a-z0-9._-]+)$/i.exec(address.slice(0, at));
   if (!m) return null;
-  if (m[1].toLowerCase() === 'unsubscribe') {
-    const signed = domain === hostname ? verifyMailbox(secret, m[2]) : null;
-    const mail = signed ? findMailById(db, signed) : undefined;
-    return mail ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
-  }
-  const mail = findMailById(db, m[2]);
+  const kind = m[1].toLowerCase() === 'unsubscribe' ? 'unsubscribe' : 'bounces';
+  const signed = verifyMailbox(secret, kind, m[2]);
+  const mail = signed ? findMailById(db, signed) : undefined;
   if (!mail) return null;
-  // Only the return path the mail was sent with (attempt.ts returnPath): its id at the sender's domain.
+  if (kind === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
+  // Only the return path the mail was sent with (attempt.ts): its id at the sender's domain.
   const returnDomain = mail.sender_email ? domainOf(mail.sender_email).toLowerCase() : hostname;
   return domain === returnDomain ? { kind: 'bounce', mailId: mail.mail_id } : null;
 }
@@ -77,7 +76,7 @@ export function reportPart(raw: string, type: string): string | null {
 }
 
 /** Applies one received report; returns a line for the diagnostics log. */
-async function handle(deps: MxDeps, raw: Buffer, roles: Role[]): Promise<string> {
+async function handle(deps: MxDeps, secret: Buffer, raw: Buffer, roles: Role[]): Promise<string> {
   const { db } = deps;
   const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
   const ct = parsed.headers.get('content-type');
@@ -94,7 +93,7 @@ async function handle(deps: MxDeps, raw: Buffer, roles: Role[]): Promise<string>
     // wishes, and a not-spam report (RFC 5965 §7.3: the user marked it wanted) says the opposite.
     if (type.toLowerCase() === 'auth-failure') return 'authentication failure report: logged, no complaint';
     if (type.toLowerCase() === 'not-spam') return 'not-spam report: logged, no complaint';
-    const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(text)]);
+    const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(text, secret)]);
     for (const id of ids) {
       const mail = findMailById(db, id);
       if (mail) applyComplaint(db, mail, type, now);
@@ -152,7 +151,7 @@ function createServer(deps: MxDeps): SMTPServer {
         if (stream.sizeExceeded) return cb(smtpError(552, '5.3.4 report too large'));
         const roles = sessionRoles.get(session) ?? [];
         sessionRoles.delete(session);
-        handle(deps, Buffer.concat(chunks), roles)
+        handle(deps, secret, Buffer.concat(chunks), roles)
           .then((what) => {
             deps.log.info({ event: 'mx.received', what }, `inbound report: ${what}`);
             cb(null, '2.0.0 Ok: report received');

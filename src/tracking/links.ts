@@ -6,7 +6,7 @@
  *   open         /t/o/<mail_id>/<sig>.gif
  *   click        /t/c/<mail_id>/<sig>?u=<original url>
  *   unsubscribe  /t/u/<mail_id>/<sig>          (GET: confirmation page, POST: RFC 8058 one-click)
- *   mailto       unsubscribe+<mail_id>.<sig>@<hostname>   (the inbound MX)
+ *   mailboxes    bounces+<mail_id>.<sig>@<sender domain>, unsubscribe+<mail_id>.<sig>@<hostname>
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -48,23 +48,26 @@ export function verifyLink(secret: Buffer, kind: LinkKind, mailId: string, sig: 
 }
 
 /**
- * The List-Unsubscribe mailto box of a mail, `unsubscribe+<mail_id>.<sig>@<hostname>`: signed like
- * the links, or anyone who saw a mail id (it is in every copy's return path) could unsubscribe its
- * recipient by mail. Lowercase hex, as some relays fold the case of a local part.
+ * The platform's per-mail mailboxes carry `<mail_id>.<sig>` in their local part: the VERP return
+ * path `bounces+…@<sender domain>` and the List-Unsubscribe mailto `unsubscribe+…@<hostname>`.
+ * Signed like the links, or anyone who knows a mail id could bounce or unsubscribe its recipient
+ * by mail. Lowercase hex, as some relays fold the case of a local part.
  */
-export function unsubscribeMailbox(secret: Buffer, mailId: string, hostname: string): string {
-  return `unsubscribe+${mailId}.${mailtoSignature(secret, mailId)}@${hostname}`;
+export type MailboxKind = 'bounces' | 'unsubscribe';
+
+export function mailbox(secret: Buffer, kind: MailboxKind, mailId: string, domain: string): string {
+  return `${kind}+${mailId}.${mailboxSignature(secret, kind, mailId)}@${domain}`;
 }
 
-const mailtoSignature = (secret: Buffer, mailId: string): string =>
-  crypto.createHmac('sha256', secret).update(`m\n${mailId}`).digest('hex').slice(0, 20);
+const mailboxSignature = (secret: Buffer, kind: MailboxKind, mailId: string): string =>
+  crypto.createHmac('sha256', secret).update(`${kind}\n${mailId}`).digest('hex').slice(0, 20);
 
-/** The mail id a signed unsubscribe local-part tail (`<mail_id>.<sig>`) names, or null. */
-export function verifyMailbox(secret: Buffer, tail: string): string | null {
+/** The mail id a signed local-part tail (`<mail_id>.<sig>`) of that kind names, or null. */
+export function verifyMailbox(secret: Buffer, kind: MailboxKind, tail: string): string | null {
   const dot = tail.lastIndexOf('.');
   if (dot <= 0) return null;
   const mailId = tail.slice(0, dot).toLowerCase(); // ids are lowercase base32 (accept/ids.ts)
-  const expected = Buffer.from(mailtoSignature(secret, mailId));
+  const expected = Buffer.from(mailboxSignature(secret, kind, mailId));
   const given = Buffer.from(tail.slice(dot + 1).toLowerCase());
   return given.length === expected.length && crypto.timingSafeEqual(given, expected) ? mailId : null;
 }

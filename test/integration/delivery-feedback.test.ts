@@ -1,7 +1,7 @@
 import t from 'tap';
 import nodemailer from 'nodemailer';
 import { simpleParser } from 'mailparser';
-import { startWorld, mailState, mailLogs } from '../helpers/delivery-world';
+import { startWorld, mailState, mailLogs, type World } from '../helpers/delivery-world';
 import { waitFor } from '../helpers/service';
 
 const onList = (db: { prepare(s: string): { get(...a: unknown[]): unknown } }, rcpt: string, list: string): boolean =>
@@ -75,11 +75,18 @@ const dsn = (to: string, rcpt: string): string => [
   `Final-Recipient: rfc822; ${rcpt}`, 'Action: failed', 'Status: 5.1.1', 'Diagnostic-Code: smtp; 550 5.1.1 mailbox unavailable', '', '--b1--', '',
 ].join('\r\n');
 
-const arf = (to: string, mailId: string): string => [
+/** The return path a mail was delivered with (signed VERP), as the sink saw it. */
+const returnPathOf = (w: World, mailId: string): string => {
+  const from = w.sink.received.find((m) => m.from.startsWith(`bounces+${mailId}.`))?.from;
+  if (!from) throw new Error(`no delivery of ${mailId}`);
+  return from;
+};
+
+const arf = (to: string, returnPath: string): string => [
   'From: fbl@isp.test', `To: ${to}`, 'Subject: FW: abuse report', 'MIME-Version: 1.0',
   'Content-Type: multipart/report; report-type=feedback-report; boundary="b2"', '', '--b2', 'Content-Type: text/plain', '', 'This is an abuse report.',
   '--b2', 'Content-Type: message/feedback-report', '', 'Feedback-Type: abuse', 'User-Agent: isp-fbl/1.0', 'Version: 1', '',
-  '--b2', 'Content-Type: text/rfc822-headers', '', `Return-Path: <bounces+${mailId}@brand.test>`, 'From: news@brand.test', 'Subject: Hello', '', '--b2--', '',
+  '--b2', 'Content-Type: text/rfc822-headers', '', `Return-Path: <${returnPath}>`, 'From: news@brand.test', 'Subject: Hello', '', '--b2--', '',
 ].join('\r\n');
 
 t.test('the inbound MX turns a DSN into a bounce and an ARF report into a complaint, and relays nothing else', async (t) => {
@@ -87,13 +94,19 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   const q = await w.send(['ana@example.test', 'bo@example.test']);
   await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent' });
   const mx = w.ts.svc.ports.mx ?? 0;
-  const rp = `bounces+${q.mailIds[0]}@brand.test`;
+  const rp = returnPathOf(w, q.mailIds[0]);
+  // The mail id alone is in every copy: without the signature it names nothing.
+  const unsigned = await sendToMx(mx, '', `bounces+${q.mailIds[0]}@brand.test`, dsn('x', 'ana@example.test')).then(() => null, (e: { responseCode?: number }) => e);
+  t.equal(unsigned?.responseCode, 550, 'an unsigned return path is refused');
+  const forgedArf = arf('complaints@mta.estafeta.test', `bounces+${q.mailIds[1]}@brand.test`).replace('Subject: Hello', `List-Unsubscribe: <http://x/t/u/${q.mailIds[1]}/AAAAAAAAAAAAAAAAAAAAAA>`);
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', forgedArf);
+  t.notOk(onList(w.ts.svc.db, 'bo@example.test', 'complaints'), 'an ARF naming a mail id without a signature adds no complaint');
   await sendToMx(mx, '', rp, dsn(rp, 'ana@example.test'));
   t.equal(mailState(w.ts.svc, q.mailIds[0]).status, 6, 'the DSN bounced the mail it names');
   t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.response, /550 5\.1\.1 mailbox unavailable/);
   t.ok(onList(w.ts.svc.db, 'ana@example.test', 'restrictions'), 'and restricted the address');
 
-  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', q.mailIds[1]));
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', returnPathOf(w, q.mailIds[1])));
   t.ok(onList(w.ts.svc.db, 'bo@example.test', 'complaints'), 'the ARF report added a complaint');
   t.equal(mailState(w.ts.svc, q.mailIds[1]).status, 3, 'a complaint does not change the delivery status');
 
@@ -105,11 +118,11 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   t.equal(unknown?.responseCode, 550, 'unknown return paths are refused');
   await sendToMx(mx, 'someone@remote.test', 'postmaster@mta.estafeta.test', 'Subject: hello postmaster\r\n\r\nhi\r\n');
   t.pass('postmaster@ the host accepts mail (RFC 5321 4.5.1)');
-  await sendToMx(mx, 'fbl@isp.test', 'abuse@mta.estafeta.test', arf('abuse@mta.estafeta.test', q.mailIds[0]));
+  await sendToMx(mx, 'fbl@isp.test', 'abuse@mta.estafeta.test', arf('abuse@mta.estafeta.test', returnPathOf(w, q.mailIds[0])));
   t.ok(onList(w.ts.svc.db, 'ana@example.test', 'complaints'), 'an ARF report to abuse@ counts as a complaint');
 
   // A return path is the mail's id at its sender's domain, nowhere else.
-  const elsewhere = await refusal(sendToMx(mx, '', `bounces+${q.mailIds[1]}@gmail.test`, dsn('x', 'bo@example.test')));
+  const elsewhere = await refusal(sendToMx(mx, '', returnPathOf(w, q.mailIds[1]).replace('@brand.test', '@gmail.test'), dsn('x', 'bo@example.test')));
   t.equal(elsewhere?.responseCode, 550, 'a mail id at another domain is not a return path');
   t.equal(mailState(w.ts.svc, q.mailIds[1]).status, 3, 'and bounced nothing');
   // The role boxes every MX takes: a bare postmaster (RFC 5321 4.5.1), postmaster@/abuse@ at a
@@ -121,13 +134,13 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   // A DMARC failure report (ARF auth-failure) is not the recipient complaining.
   const third = await w.send(['cy@example.test']);
   await waitFor(() => mailState(w.ts.svc, third.mailIds[0]).status === 3, { what: 'sent' });
-  const authFailure = arf('dmarc@mta.estafeta.test', third.mailIds[0]).replace('Feedback-Type: abuse', 'Feedback-Type: auth-failure');
+  const authFailure = arf('dmarc@mta.estafeta.test', returnPathOf(w, third.mailIds[0])).replace('Feedback-Type: abuse', 'Feedback-Type: auth-failure');
   await sendToMx(mx, 'dmarc@isp.test', 'dmarc@mta.estafeta.test', authFailure);
   t.notOk(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'an auth-failure report adds no complaint');
-  const notSpam = arf('complaints@mta.estafeta.test', third.mailIds[0]).replace('Feedback-Type: abuse', 'Feedback-Type: not-spam');
+  const notSpam = arf('complaints@mta.estafeta.test', returnPathOf(w, third.mailIds[0])).replace('Feedback-Type: abuse', 'Feedback-Type: not-spam');
   await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', notSpam);
   t.notOk(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'nor does a not-spam report (RFC 5965: the user wants the mail)');
-  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', third.mailIds[0]));
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', returnPathOf(w, third.mailIds[0])));
   t.ok(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'while an abuse report about the same mail does');
 });
 
