@@ -3,6 +3,7 @@
  * lives in verify.ts. The sandbox domain is provisioned with its instance and never changes.
  */
 import type { Db } from '../store/db';
+import { domainToASCII } from 'node:url';
 import { containsText } from '../store/db';
 import { listPage, mapPage, Where, type Page, type PageRequest } from '../store/page';
 import * as store from '../store/domains';
@@ -39,9 +40,19 @@ export function presentDomain(d: store.DomainRow, hostname: string) {
 }
 export type DomainObject = ReturnType<typeof presentDomain>;
 
+/**
+ * Names are stored in ASCII form (xn--bcher-kva.example): a filter written as people write it
+ * (bücher, Bücher.example) looks for each whole label in that form. A fragment of a label
+ * ("ücher") has no ASCII form of its own and stays as written.
+ */
+function asciiLabels(needle: string): string {
+  if (/^[\x00-\x7f]*$/.test(needle)) return needle;
+  return needle.split('.').map((l) => (/^[\x00-\x7f]*$/.test(l) ? l : domainToASCII(l.toLowerCase()) || l)).join('.');
+}
+
 export function listDomains(db: Db, instanceId: number, q: { domain?: string; is_verified?: boolean }, p: PageRequest): Page<store.DomainRow> {
   const w = new Where().add('d.instance_id = ?', instanceId).add('d.deleted_at IS NULL');
-  if (q.domain !== undefined) w.add(...containsText('d.domain', q.domain));
+  if (q.domain !== undefined) w.add(...containsText('d.domain', asciiLabels(q.domain)));
   if (q.is_verified !== undefined) w.add(`${store.domainVerifiedSql('d')} = ?`, q.is_verified ? 1 : 0);
   return listPage<store.DomainRow>(db, { select: 'd.*', from: `FROM domains d ${w}`, params: w.params, orderBy: 'd.id' }, p);
 }

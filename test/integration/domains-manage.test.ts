@@ -42,6 +42,8 @@ t.test('domain names are normalized: case, trailing dot and internationalized na
   const idn = await s.cli('domain', 'add', slug, 'correo.bücher.example', '--json');
   t.equal(idn.code, 0, idn.stdout);
   t.equal(idn.json.domain, 'correo.xn--bcher-kva.example');
+  const names = async (q: string) => (await s.api('GET', `/v1/domains?domain=${encodeURIComponent(q)}`)).body.data.map((d: any) => d.domain);
+  for (const q of ['Bücher', 'correo.bücher.example', 'xn--bcher']) t.same(await names(q), ['correo.xn--bcher-kva.example'], `domain filter ${q}`);
   const status = await s.api('GET', '/v1/domains/NEWS.example.com./status');
   t.same(status.body, { id: upper.json.id, domain: 'news.example.com', is_verified: false }, 'status by name normalizes too');
   const bad = await s.cli('domain', 'add', slug, 'not a domain', '--json');
