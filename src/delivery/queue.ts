@@ -74,7 +74,7 @@ export function activeSigningKey(db: Db, instanceId: number, domain: string): Si
 function readSigningKey(db: Db, instanceId: number, domain: string): SigningKeyRow | undefined {
   return db.prepare(
     `SELECT k.id, d.domain, k.selector, k.private_key FROM domains d JOIN dkim_keys k ON k.domain_id = d.id AND k.is_active = 1
-      WHERE d.instance_id = ? AND d.domain = ? AND d.deleted_at IS NULL`,
+      WHERE d.instance_id = ? AND d.domain = ?`,
   ).get(instanceId, domain) as SigningKeyRow | undefined;
 }
 

@@ -65,3 +65,13 @@ t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one wi
   t.ok(of('ana@example.test')?.raw.includes(Buffer.from('ñandú')), 'the 8-bit body itself');
   t.equal(of('bo@example.test')?.mailArgs.BODY, undefined, '7-bit: no parameter');
 });
+
+t.test('a mail accepted before its domain was deleted is still signed when it leaves (CONTRACT §5: every delivered message)', async (t) => {
+  const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '2' } });
+  const q = await w.send(['ana@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
+  t.equal((await w.ts.cli('domain', 'delete', w.slug, 'brand.test', '--json')).code, 0);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent after the retry' });
+  const result = await dkimVerify(w.sink.received[0].raw, { resolver: w.txtResolver });
+  t.same([result.results[0]?.status.result, result.results[0]?.signingDomain], ['pass', 'brand.test'], 'signed with the domain\'s key');
+});
