@@ -38,8 +38,14 @@ export async function composeCopy(d: AttemptDeps, mail: AttemptRow): Promise<Buf
   const senderDomain = domainOf(mail.sender_email);
   const row = senderDomain ? activeSigningKey(d.db, mail.instance_id, senderDomain) : undefined;
   const key = row ? { id: row.id, domain: row.domain, selector: row.selector, pem: row.private_key } : null;
-  return d.composer.compose({ raw, mailId: mail.mail_id, publicUrl: d.publicUrl, secret: d.secret, hostname: d.hostname, key, received: receivedHeader(d.hostname, mail) });
+  return d.composer.compose({
+    raw, mailId: mail.mail_id, publicUrl: d.publicUrl, secret: d.secret, hostname: d.hostname, key, received: receivedHeader(d.hostname, mail),
+    sender: mail.sender_email, returnPath: returnPath(d, mail),
+  });
 }
+
+/** VERP, signed (tracking/links.ts): a bounce to it names the mail (CONTRACT §5). */
+const returnPath = (d: AttemptDeps, mail: AttemptRow): string => mailbox(d.secret, 'bounces', mail.mail_id, domainOf(mail.sender_email) ?? d.hostname);
 
 /**
  * The trace header of the platform's hop (RFC 5321 §4.4; spec, send rule 2: `Received` is
@@ -59,9 +65,7 @@ export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise
   const route = await d.router.route(mail.rcpt_domain);
   if (route.kind === 'outcome') return route.outcome;
   const copy = await composeCopy(d, mail);
-  const senderDomain = domainOf(mail.sender_email) ?? d.hostname;
-  // VERP, signed (tracking/links.ts): a bounce to it names the mail (CONTRACT §5).
-  const envelope = { from: mailbox(d.secret, 'bounces', mail.mail_id, senderDomain), to: mail.rcpt };
+  const envelope = { from: returnPath(d, mail), to: mail.rcpt };
   let last: Outcome = { kind: 'deferred', scope: 'site', response: '451 4.4.0 no route' };
   for (const hop of route.hops) {
     const outcome = await d.transport.send(hop, envelope, copy);

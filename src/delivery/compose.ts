@@ -7,8 +7,14 @@ import { dkimSignature, type SigningKey } from './sign';
 import { trackMessage } from './track';
 import { toCrlf } from '../lib/header-section';
 
-/** `received`: the platform's trace header line(s), CRLF-ended, put on top of the copy. */
-export interface ComposeJob { raw: Buffer; mailId: string; publicUrl: string; secret: Buffer; hostname: string; key: SigningKey | null; received?: string }
+/**
+ * `received`: the platform's trace header line(s), CRLF-ended, put on top of the copy; `sender`
+ * and `returnPath`: the registered sender and the envelope sender, written as Sender and Bounce-To.
+ */
+export interface ComposeJob {
+  raw: Buffer; mailId: string; publicUrl: string; secret: Buffer; hostname: string; key: SigningKey | null; received?: string;
+  sender: string | null; returnPath: string;
+}
 
 const builders = new Map<string, LinkBuilder>();
 
@@ -22,6 +28,7 @@ function links(publicUrl: string, secret: Buffer): LinkBuilder {
 export function composeBytes(job: ComposeJob): Buffer {
   const body = trackMessage(toCrlf(job.raw), {
     mailId: job.mailId, links: links(job.publicUrl, job.secret), trackHtml: true, unsubscribeMailto: mailbox(job.secret, 'unsubscribe', job.mailId, job.hostname),
+    sender: job.sender, returnPath: job.returnPath,
   });
   const tracked = job.received ? Buffer.concat([Buffer.from(job.received, 'utf8'), body]) : body;
   if (!job.key) return tracked;

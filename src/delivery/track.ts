@@ -30,10 +30,18 @@ export function trackHtml(html: string, mailId: string, links: LinkBuilder): str
   return end < 0 ? withLinks + pixel : withLinks.slice(0, end) + pixel + withLinks.slice(end);
 }
 
-/** Headers the platform writes at delivery; a value the client sent is replaced, not doubled. */
-const managed = new Set(['list-unsubscribe', 'list-unsubscribe-post']);
+/**
+ * Headers the platform writes at delivery (spec, send rule 2, beside Received and the signature);
+ * a value a client sent (over SMTP: the HTTP door refuses them) is replaced, not doubled: a
+ * client's Sender would show the recipient another author "on behalf of" the registered sender.
+ */
+const managed = new Set(['list-unsubscribe', 'list-unsubscribe-post', 'sender', 'bounce-to', 'x-mailer', 'priority']);
 
-export interface TrackOptions { mailId: string; links: LinkBuilder; unsubscribeMailto: string; trackHtml: boolean }
+export interface TrackOptions {
+  mailId: string; links: LinkBuilder; unsubscribeMailto: string; trackHtml: boolean;
+  /** The registered sender (Sender:) and the mail's return path (Bounce-To:); null: not written. */
+  sender: string | null; returnPath: string;
+}
 
 /** The recipient's copy: tracked html, List-Unsubscribe headers first. Input and output are CRLF bytes. */
 export function trackMessage(raw: Buffer, o: TrackOptions): Buffer {
@@ -46,9 +54,13 @@ export function trackMessage(raw: Buffer, o: TrackOptions): Buffer {
   // A rewritten part carries MIME fields (base64, charset); a message that had none must then
   // say it is MIME (RFC 2045 §4), as a client's plain message without MIME-Version may not.
   if (rewritten.head !== head && !parsed.some((f) => f.name === 'mime-version')) fields.push('MIME-Version: 1.0');
-  const unsubscribe = [
+  const platform = [
     `List-Unsubscribe: <${o.links.unsubscribe(o.mailId)}>,\r\n <mailto:${o.unsubscribeMailto}?subject=unsubscribe>`,
     'List-Unsubscribe-Post: List-Unsubscribe=One-Click',
+    ...(o.sender ? [`Sender: ${o.sender}`] : []),
+    `Bounce-To: ${o.returnPath}`,
+    'X-Mailer: Estafeta',
+    'Priority: normal',
   ];
-  return Buffer.from(`${[...unsubscribe, ...fields].join('\r\n')}\r\n\r\n${rewritten.body}`, 'latin1');
+  return Buffer.from(`${[...platform, ...fields].join('\r\n')}\r\n\r\n${rewritten.body}`, 'latin1');
 }

@@ -30,6 +30,13 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
     t.match(html, new RegExp(`/t/c/${q.mailIds[i]}/[^?]+\\?u=https%3A%2F%2Fexample.org%2Fa%3Fx%3D1%26y%3D2`), 'link rewritten for this mail');
     t.notMatch(html, /href="https:\/\/example\.org/, 'no untracked link left');
     t.match(m.raw.toString(), /\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n/);
+    // Spec, send rule 2: the headers the platform writes at delivery.
+    const head = m.raw.toString('latin1').split('\r\n\r\n')[0];
+    const field = (name: string) => [...head.matchAll(new RegExp(`^${name}: (.*)$`, 'gim'))].map((x) => x[1]);
+    t.same(field('Sender'), ['news@brand.test'], 'Sender: the registered sender');
+    t.same(field('Bounce-To'), [m.from], 'Bounce-To: the return path');
+    t.same(field('X-Mailer'), ['Estafeta']);
+    t.same(field('Priority'), ['normal']);
     t.match(m.raw.toString(), new RegExp(`List-Unsubscribe: <http://[^>]+/t/u/${q.mailIds[i]}/`));
     t.match(m.raw.toString(), new RegExp(`^DKIM-Signature: [^]*?\\r\\nReceived: by mta\\.estafeta\\.test \\(Estafeta\\) with HTTP id ${q.msgId.replace('.', '\\.')}\\r\\n\\tfor <${rcpt}>; \\w{3}, \\d\\d \\w{3} \\d{4} \\d\\d:\\d\\d:\\d\\d \\+0000\\r\\n`),
       'the platform\'s Received line, under the signature');
@@ -56,7 +63,7 @@ t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one wi
   t.equal(await c.login(w.slug, key), null);
   const eight = Buffer.from('From: news@brand.test\r\nTo: ana@example.test\r\nSubject: =?utf-8?Q?ol=C3=A1?=\r\nMIME-Version: 1.0\r\n'
     + 'Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nñandú\r\n', 'utf8');
-  const seven = 'From: news@brand.test\r\nTo: bo@example.test\r\nSubject: plain\r\n\r\nascii only\r\n';
+  const seven = 'From: news@brand.test\r\nSender: ceo@bank.test\r\nX-Mailer: Outlook\r\nTo: bo@example.test\r\nSubject: plain\r\n\r\nascii only\r\n';
   t.equal((await c.send('news@brand.test', ['ana@example.test'], eight)).err, null);
   t.equal((await c.send('news@brand.test', ['bo@example.test'], seven)).err, null);
   const got = await waitFor(() => (w.sink.received.length >= 2 ? w.sink.received : undefined), { what: 'both at the MX' });
@@ -64,6 +71,9 @@ t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one wi
   t.equal(of('ana@example.test')?.mailArgs.BODY, '8BITMIME', 'RFC 6152: 8-bit data announced');
   t.ok(of('ana@example.test')?.raw.includes(Buffer.from('ñandú')), 'the 8-bit body itself');
   t.equal(of('bo@example.test')?.mailArgs.BODY, undefined, '7-bit: no parameter');
+  const head = of('bo@example.test')?.raw.toString('latin1').split('\r\n\r\n')[0] ?? '';
+  t.same([...head.matchAll(/^(Sender|X-Mailer): (.*)$/gim)].map((x) => `${x[1]}: ${x[2]}`), ['Sender: news@brand.test', 'X-Mailer: Estafeta'],
+    'a client\'s Sender and X-Mailer are replaced by the platform\'s, not delivered beside them');
 });
 
 t.test('a mail accepted before its domain was deleted is still signed when it leaves (CONTRACT §5: every delivered message)', async (t) => {

@@ -40,7 +40,7 @@ t.test('a charset nobody can decode is delivered as it was, untracked', async (t
 });
 
 t.test('a tracked message that had no MIME-Version gets one; one that had it keeps exactly one', async (t) => {
-  const o = { mailId: '20261122abcdefghijklmnop', links: linkBuilder('https://t.example', Buffer.alloc(32, 1)), unsubscribeMailto: 'u@t.example', trackHtml: true };
+  const o = { mailId: '20261122abcdefghijklmnop', links: linkBuilder('https://t.example', Buffer.alloc(32, 1)), unsubscribeMailto: 'u@t.example', trackHtml: true, sender: 'a@example.test', returnPath: 'bounces+x.y@example.test' };
   const plain = Buffer.from('From: a@example.test\r\nSubject: s\r\nContent-Type: text/html\r\n\r\n<a href="https://a.example/">x</a>\r\n');
   const out = trackMessage(plain, o).toString('latin1');
   t.match(out, /^Content-Transfer-Encoding: base64$/m, 'the html part was rewritten');
@@ -66,7 +66,7 @@ t.test('an html file attached to the mail is the sender\'s document: delivered a
 });
 
 t.test('every form of an href is tracked: double, single and unquoted values, on <a> and <area>', async (t) => {
-  const o = { mailId: '20261122abcdefghijklmnop', links: linkBuilder('https://t.example', Buffer.alloc(32, 1)), unsubscribeMailto: 'u@t.example', trackHtml: true };
+  const o = { mailId: '20261122abcdefghijklmnop', links: linkBuilder('https://t.example', Buffer.alloc(32, 1)), unsubscribeMailto: 'u@t.example', trackHtml: true, sender: 'a@example.test', returnPath: 'bounces+x.y@example.test' };
   const html = '<a href=https://example.org/unquoted>u</a> <a title="x" href="https://example.org/it\'s">d</a> '
     + '<a href=\'https://example.org/say"hi"\'>s</a> <map><area shape="rect" href="https://example.org/area"></map> <a href="mailto:x@example.org">m</a>';
   const raw = Buffer.from(`From: a@example.test\r\nSubject: s\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${html}\r\n`);
