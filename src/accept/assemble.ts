@@ -61,8 +61,19 @@ export function buildMessage(p: MessageParts): Promise<Buffer> {
     disableUrlAccess: true,
   });
   const root = composer.compile();
+  keepNameCase(root, Object.keys(p.headers));
   const bytes = mimeBytes(root);
   return bytes ? Promise.resolve(bytes) : root.build();
+}
+
+/**
+ * nodemailer capitalizes header names its own way (X-API-ID becomes X-Api-ID): a custom header
+ * leaves with its name as the client wrote it. Names compare case-insensitively, but a consumer
+ * of the raw bytes sees them as they are. (`_headers`: MimeNode's header list, public at runtime.)
+ */
+function keepNameCase(root: unknown, names: string[]): void {
+  const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
+  for (const h of (root as { _headers?: { key: string }[] })._headers ?? []) h.key = byLower.get(h.key.toLowerCase()) ?? h.key;
 }
 
 const buildTask = defineTask<MessageParts, Uint8Array>(__filename, 'buildMessage');

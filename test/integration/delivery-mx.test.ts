@@ -8,7 +8,7 @@ import { smtpConnect } from '../helpers/smtp-client';
 
 t.test('a send through the API reaches the MX of each recipient domain signed with the sender domain key, and each recipient gets its own tracked copy', async (t) => {
   const w = await startWorld(t);
-  const q = await w.send(['ana@example.test', 'bo@example.test']);
+  const q = await w.send(['ana@example.test', 'bo@example.test'], { headers: { 'X-API-ID': 'abc', 'x-lower-case': 'v' } });
   const spoolFile = (w.ts.svc.db.prepare('SELECT spool_file FROM messages WHERE msg_id = ?').get(q.msgId) as { spool_file: string }).spool_file;
   await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'both mails sent' });
   t.equal(w.sink.received.length, 2, 'one delivery per recipient');
@@ -37,6 +37,7 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
     t.same(field('Bounce-To'), [m.from], 'Bounce-To: the return path');
     t.same(field('X-Mailer'), ['Estafeta']);
     t.same(field('Priority'), ['normal']);
+    t.ok(/^X-API-ID: abc$/m.test(head) && /^x-lower-case: v$/m.test(head), 'custom header names as the client wrote them');
     t.match(m.raw.toString(), new RegExp(`List-Unsubscribe: <http://[^>]+/t/u/${q.mailIds[i]}/`));
     t.match(m.raw.toString(), new RegExp(`^DKIM-Signature: [^]*?\\r\\nReceived: by mta\\.estafeta\\.test \\(Estafeta\\) with HTTP id ${q.msgId.replace('.', '\\.')}\\r\\n\\tfor <${rcpt}>; \\w{3}, \\d\\d \\w{3} \\d{4} \\d\\d:\\d\\d:\\d\\d \\+0000\\r\\n`),
       'the platform\'s Received line, under the signature');
