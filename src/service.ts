@@ -9,7 +9,7 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { openDb, type Db } from './store/db';
 import type { Config } from './config/load';
-import { createLogger, type Logger } from './lib/log';
+import { createLogger, logReady, type Logger } from './lib/log';
 import { createMetrics } from './lib/metrics';
 import { createWorkerPool } from './lib/worker-pool';
 import { createApp } from './http/app';
@@ -58,7 +58,7 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   httpServer.on('clientError', answerClientError);
   httpServer.keepAliveTimeout = 5000;
   const httpAddr = await listen(httpServer, config.httpPort, config.host);
-  log.info({ event: 'listener.ready', listener: 'http', address: formatAddress(httpAddr) }, `http listening on ${formatAddress(httpAddr)}`);
+  logReady(log, { listener: 'http', address: formatAddress(httpAddr) }, `http listening on ${formatAddress(httpAddr)}`);
 
   const listeners: Listener[] = [
     ...(await startSubmission({ db, config, log: log.child({ component: 'submission' }), accept })),

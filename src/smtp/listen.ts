@@ -4,7 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { SMTPServer } from 'smtp-server';
-import type { Logger } from '../lib/log';
+import { logReady, type Logger } from '../lib/log';
 
 export interface Listener { name: string; port: number; close(): Promise<void> }
 
@@ -20,7 +20,7 @@ export async function listenSmtp(server: SMTPServer, o: { name: string; port: nu
   });
   // Client-side trouble (resets, TLS failures) is reported here; it never ends the process.
   server.on('error', (err: Error) => o.log.debug({ event: o.errorEvent, listener: o.name, err }, 'SMTP connection error'));
-  o.log.info({ event: 'listener.ready', listener: o.name, address: formatAddress(address) }, `${o.name} listening on ${formatAddress(address)}`);
+  logReady(o.log, { listener: o.name, address: formatAddress(address) }, `${o.name} listening on ${formatAddress(address)}`);
   return {
     name: o.name,
     port: address.port,

@@ -41,6 +41,12 @@ t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept 
   t.same(await first.exited, { code: 0, signal: null }, 'SIGTERM exits 0');
   for (const [i, name] of ['smtp', 'mx'].entries()) t.match(await idle[i].closed, /^421 4\.3\.2 /m, `an idle ${name} session is told 421`);
 
+  // The ready lines are the operator's to see at any level but silent.
+  const quiet = await spawnService(t, { ...env, ESTAFETA_LOG_LEVEL: 'warn' }, ['http', 'smtp', 'mx']);
+  t.same(quiet.lines.filter((l) => l.event === 'listener.ready').map((l) => l.listener).sort(), ['http', 'mx', 'smtp'], 'ready lines on warn');
+  quiet.child.kill('SIGTERM');
+  await quiet.exited;
+
   const second = await spawnService(t, env, ['http', 'smtp', 'mx']);
   const res = await fetch(`http://${second.addresses.http}/v1/senders`, { headers: { Authorization: `Bearer ${key}`, 'X-Instance-Slug': 'keep' } });
   t.equal(res.status, 200, 'the key created before the restart still works');
