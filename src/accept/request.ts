@@ -4,7 +4,7 @@
  * The contract rules shared with SMTP live in validate.ts.
  */
 import { pointerToken, ServiceError, validationError, type FieldError } from '../errors';
-import { bodyErrors } from '../lib/schemas';
+import { bodyErrors, boundedBody } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
 import { chars, checkSubmission } from './validate';
 
@@ -45,7 +45,8 @@ const recipients = (list: Address[] | null | undefined): Recipient[] => (list ??
  * Validates a parsed body; `files` are the binary parts of a multipart request (already read),
  * which join the JSON attachments.
  */
-export function parseSendRequest(body: unknown, files: Attachment[] = []): Submission {
+export function parseSendRequest(input: unknown, files: Attachment[] = []): Submission {
+  const body = boundedBody(input);
   const errors = bodyErrors('SendRequest', body);
   if (errors.length > 0 && !isObject(body)) throw validationError(errors);
   const req = (errors.length > 0 ? wellTyped(body as Record<string, unknown>, errors) : body) as SendRequest;
@@ -105,7 +106,13 @@ function withRuleErrors(errors: FieldError[], submission: Submission): FieldErro
  * template_id as some id (the content rules apply as the client meant them).
  */
 function wellTyped(body: Record<string, unknown>, errors: FieldError[]): Record<string, unknown> {
-  const failing = (pointer: string): boolean => errors.some((e) => e.pointer === pointer || e.pointer.startsWith(`${pointer}/`));
+  // Every pointer that fails, and each of its ancestors, in a set: one lookup per field, so a
+  // body of 60,000 bad recipients costs 60,000 lookups, not 60,000 scans of 60,000 errors.
+  const failingPrefixes = new Set<string>();
+  for (const e of errors) {
+    for (let at = e.pointer; at !== ''; at = at.slice(0, at.lastIndexOf('/'))) failingPrefixes.add(at);
+  }
+  const failing = (pointer: string): boolean => failingPrefixes.has(pointer);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
     if (!failing(`/${key}`)) {

@@ -125,6 +125,15 @@ t.test('a body that is not JSON is 400, another content type 415', async (t) => 
     const proto = await f.s.api('POST', '/v1/mails/send', { raw, headers: { 'Content-Type': 'application/json' } });
     t.same([proto.status, proto.body.errors?.[0]?.pointer, proto.body.errors?.[0]?.code], [422, pointer, 'extra_forbidden'], pointer);
   }
+  // A million bad recipients or 200,000 unknown fields (a few MB of JSON) are read no further
+  // than the first thousand: a prompt 422 that still names the count rule, not a million items.
+  const many = await f.s.api('POST', '/v1/mails/send', { raw: `{"sender_email":"${f.sender}","to":[${Array(1_000_000).fill(1).join(',')}],"subject":"s","html":"h"}`, headers: { 'Content-Type': 'application/json' } });
+  t.equal(many.status, 422);
+  t.ok(many.body.errors.length <= 1002, `${many.body.errors.length} items`);
+  t.ok(many.body.errors.some((e: { pointer: string }) => e.pointer === '/to'), 'the recipient count rule at /to');
+  const fields = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1]));
+  const wide = await f.send(fields);
+  t.same([wide.status, wide.body.errors.length <= 1002, wide.body.errors[0]?.code], [422, true, 'extra_forbidden']);
   // Nested far deeper than any call stack: still one 422 at its pointer, not a 500.
   const deep = `{"sender_email":"${f.sender}","a":${'['.repeat(200_000)}1${']'.repeat(200_000)},"__proto__":1}`;
   const nested = await f.s.api('POST', '/v1/mails/send', { raw: deep, headers: { 'Content-Type': 'application/json' } });
