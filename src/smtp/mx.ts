@@ -7,7 +7,7 @@
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { simpleParser } from 'mailparser';
+import { simpleParser, type ParsedMail } from 'mailparser';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
@@ -78,7 +78,13 @@ export function reportPart(raw: string, type: string): string | null {
 /** Applies one received report; returns a line for the diagnostics log. */
 async function handle(deps: MxDeps, secret: Buffer, raw: Buffer, roles: Role[]): Promise<string> {
   const { db } = deps;
-  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  let parsed: ParsedMail;
+  try {
+    parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  } catch (err) {
+    // Past the parser's limits (a 1 MB part header, over 1,000 parts): no report of ours, for good.
+    throw Object.assign(new Error(`unparsable report: ${(err as Error).message}`), { permanent: true });
+  }
   const ct = parsed.headers.get('content-type');
   const reportType = ct && typeof ct === 'object' && 'params' in ct ? String(ct.params['report-type'] ?? '').toLowerCase() : '';
   const text = raw.toString('latin1');
@@ -138,6 +144,12 @@ function createServer(deps: MxDeps): SMTPServer {
     logger: false,
     // The stop is bounded (CONTRACT §1): smtp-server's own default would hold it for 30 s.
     closeTimeout: deps.config.shutdownTimeout * 1000,
+    // Roles belong to one transaction: a RSET or a new MAIL starts over (smtp-server keeps the
+    // session object), so an aborted transaction's recipients never reach the next one's report.
+    onMailFrom(_address, session, cb) {
+      sessionRoles.delete(session);
+      cb();
+    },
     onRcptTo(address, session, cb) {
       const role = roleOf(deps.db, hostname, secret, address.address);
       if (!role) return cb(smtpError(550, `5.1.1 <${address.address}>: recipient not accepted here (no relay)`));
@@ -157,6 +169,10 @@ function createServer(deps: MxDeps): SMTPServer {
             cb(null, '2.0.0 Ok: report received');
           })
           .catch((err: unknown) => {
+            if ((err as { permanent?: boolean }).permanent) {
+              deps.log.info({ event: 'mx.refused', reason: (err as Error).message }, 'inbound report refused');
+              return cb(smtpError(554, '5.6.0 the message cannot be parsed'));
+            }
             deps.log.error({ event: 'mx.error', err }, 'inbound report not processed');
             cb(smtpError(451, '4.3.0 temporary failure, try again later'));
           });

@@ -110,7 +110,14 @@ const maxHeadBytes = 1024 * 1024;
 export async function parseSubmitted(raw: Buffer): Promise<{ parsed: SubmittedHead; attachmentBytes: number; attachmentCount: number }> {
   const section = headerSection(raw);
   if (section.length <= maxHeadBytes && plainTextHead(section)) return { parsed: readHead(section), attachmentBytes: 0, attachmentCount: 0 };
-  const parsed = await simpleParser(raw, parseOptions);
+  let parsed: ParsedMail;
+  try {
+    parsed = await simpleParser(raw, parseOptions);
+  } catch (err) {
+    // The parser's own limits (a part's header section over 1 MB, over 1,000 parts): the
+    // content is refused for good (554 5.6.0), not a temporary failure the client would retry.
+    throw validationError([{ pointer: '', code: 'value_error.mime', message: `the message cannot be parsed: ${(err as Error).message}` }], 'The message structure cannot be parsed.');
+  }
   return { parsed, attachmentBytes: parsed.attachments.reduce((sum, a) => sum + a.size, 0), attachmentCount: parsed.attachments.length };
 }
 

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import t from 'tap';
 import { startTestService } from '../helpers/service';
 
@@ -30,6 +31,18 @@ t.test('GET / links the docs and the contract; both are public', async (t) => {
     t.ok(asset.text.length > 0, url);
   }
   t.equal((await s.api('GET', '/docs/..%2Fpackage.json', { key: null, slug: null })).status, 404);
+  // Sent as written (fetch would resolve the dot segments before sending them).
+  const rawGet = (target: string): Promise<{ status: number; body: string }> => new Promise((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: new URL(s.url).port, path: target }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+  for (const dir of ['/docs/.', '/docs/..', '/docs/%2e', '/docs/%2e%2e']) {
+    const r = await rawGet(dir);
+    t.same([r.status, JSON.parse(r.body).code], [404, 'not_found'], `${dir}: a directory is no asset`);
+  }
 });
 
 t.test('/openapi.json is OpenAPI 3.1 built from schema/ and lists every endpoint of the spec', async (t) => {

@@ -3,6 +3,7 @@ import nodemailer from 'nodemailer';
 import { simpleParser } from 'mailparser';
 import { startWorld, mailState, mailLogs, type World } from '../helpers/delivery-world';
 import { waitFor } from '../helpers/service';
+import { lineClient } from '../helpers/smtp-client';
 
 const onList = (db: { prepare(s: string): { get(...a: unknown[]): unknown } }, rcpt: string, list: string): boolean =>
   Boolean(db.prepare('SELECT 1 FROM suppressions WHERE recipient = ? AND list = ?').get(rcpt, list));
@@ -142,6 +143,28 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   t.notOk(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'nor does a not-spam report (RFC 5965: the user wants the mail)');
   await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', arf('complaints@mta.estafeta.test', returnPathOf(w, third.mailIds[0])));
   t.ok(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'while an abuse report about the same mail does');
+});
+
+t.test('the inbound MX: an aborted transaction leaves nothing behind; an unparsable report is refused for good', async (t) => {
+  const w = await startWorld(t);
+  const q = await w.send(['ana@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
+  const c = await lineClient(t, w.ts.svc.ports.mx ?? 0);
+  await c.cmd('EHLO remote.test');
+  t.match(await c.cmd('MAIL FROM:<>'), /^250/);
+  t.match(await c.cmd(`RCPT TO:<${returnPathOf(w, q.mailIds[0])}>`), /^250/);
+  t.match(await c.cmd('RSET'), /^250/);
+  t.match(await c.cmd('MAIL FROM:<>'), /^250/);
+  t.match(await c.cmd('RCPT TO:<postmaster>'), /^250/);
+  t.match(await c.cmd('DATA'), /^354/);
+  t.match(await c.cmd(`${dsn('postmaster', 'ana@example.test')}.`), /^250/);
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).status, 3, 'the DSN reached postmaster only: the reset recipient is not bounced');
+  t.notOk(onList(w.ts.svc.db, 'ana@example.test', 'restrictions'));
+  const parts = Array.from({ length: 1001 }, (_, i) => `--b\r\nContent-Type: text/plain\r\n\r\npart ${i}\r\n`).join('');
+  t.match(await c.cmd('MAIL FROM:<>'), /^250/);
+  t.match(await c.cmd('RCPT TO:<complaints@mta.estafeta.test>'), /^250/);
+  t.match(await c.cmd('DATA'), /^354/);
+  t.match(await c.cmd(`Subject: x\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${parts}--b--\r\n.`), /^554 5\.6\.0 /, 'past the parser\'s limits: 554, not 451');
 });
 
 t.test('the List-Unsubscribe mailto box is signed: a mail to it unsubscribes, a forged one is refused', async (t) => {

@@ -150,6 +150,13 @@ t.test('the checks read the lines the recipient gets: a lone CR is a line break,
   t.match(group, /^554 5\.6\.0 validation_error /, 'a group before the registered sender is another author');
   const onlyGroup = await attempt(`From: Billing: <${from}>;\r\nSubject: group\r\n`);
   t.match(onlyGroup, /^554 5\.6\.0 validation_error /, 'a group is not one mailbox');
+  // Past the MIME parser's limits the content is refused for good, not "try again later".
+  const parts = Array.from({ length: 1001 }, (_, i) => `--b\r\nContent-Type: text/plain\r\n\r\npart ${i}\r\n`).join('');
+  t.match(await c.cmd(`MAIL FROM:<${from}>`), /^250/);
+  t.match(await c.cmd(`RCPT TO:<${to}>`), /^250/);
+  t.match(await c.cmd('DATA'), /^354/);
+  const tooMany = await c.cmd(`From: <${from}>\r\nTo: <${to}>\r\nSubject: parts\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${parts}--b--\r\n.`);
+  t.match(tooMany, /^554 5\.6\.0 validation_error /, '1,001 MIME parts');
   const fine = await attempt(`From: <${from}>\r\nSubject: fine\r\n`);
   t.match(fine, /^250 2\.0\.0 Ok: queued as /);
 });

@@ -43,7 +43,9 @@ export function publicRoutes(deps: HttpDeps & { openapi: () => unknown; metrics:
   router.get('/docs/:file', (ctx) => {
     const file = ctx.params.file;
     // Only plain file names from the Swagger UI package: no traversal out of it.
-    if (!/^[\w.-]+$/.test(file) || !fs.existsSync(path.join(uiDir, file))) throw new ServiceError('not_found', 'No such route.');
+    // A regular file only: "." and ".." name directories, which a read stream fails on after the
+    // response has begun (the client got an empty reply).
+    if (!/^[\w.-]+$/.test(file) || !fs.statSync(path.join(uiDir, file), { throwIfNoEntry: false })?.isFile()) throw new ServiceError('not_found', 'No such route.');
     ctx.type = assetTypes[path.extname(file)] ?? 'application/octet-stream';
     ctx.body = fs.createReadStream(path.join(uiDir, file));
   });
