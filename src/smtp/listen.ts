@@ -3,7 +3,8 @@
  * listener of the process (submission, smtps, the inbound MX).
  */
 import type { AddressInfo } from 'node:net';
-import type { SMTPServer } from 'smtp-server';
+import { SMTPServer } from 'smtp-server';
+import { completeReply } from './reply';
 import { logReady, type Logger } from '../lib/log';
 
 export interface Listener { name: string; port: number; close(): Promise<void> }
@@ -36,4 +37,23 @@ export async function listenSmtp(server: SMTPServer, o: { name: string; port: nu
       }
     }),
   };
+}
+
+/**
+ * smtp-server runs with ENHANCEDSTATUSCODES hidden (it would derive codes from the number alone
+ * and double ours), so its own replies (syntax, sequence, limits) get theirs here, on every
+ * listener: each new connection's send() completes the reply text before it is written
+ * (reply.ts completeReply).
+ */
+type Connection = SMTPServer['connections'] extends Set<infer C> ? C : never;
+
+export class CompletingServer extends SMTPServer {
+  override connect(...args: Parameters<SMTPServer['connect']>): void {
+    super.connect(...args);
+    let created: Connection | undefined;
+    for (const c of this.connections) created = c; // a Set keeps insertion order: the last is new
+    if (!created) return;
+    const send = created.send.bind(created);
+    created.send = (code, data, context) => send(code, typeof data === 'string' ? completeReply(code, data) : data, context);
+  }
 }

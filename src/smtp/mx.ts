@@ -11,7 +11,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
-import { listenSmtp, type Listener } from './listen';
+import { CompletingServer, listenSmtp, type Listener } from './listen';
 import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
@@ -134,7 +134,7 @@ async function handle(deps: MxDeps, secret: Buffer, raw: Buffer, roles: Role[]):
 function createServer(deps: MxDeps): SMTPServer {
   const hostname = deps.config.hostname;
   const secret = trackingSecret(deps.config.dataDir);
-  return new SMTPServer({
+  return new CompletingServer({
     name: hostname,
     banner: 'Estafeta inbound MX',
     disableReverseLookup: true,

@@ -13,11 +13,11 @@ import type { Accept, Submission } from '../accept/types';
 import { limits } from '../accept/validate';
 import { authenticate, authorize, type Principal } from '../auth/api-keys';
 import { validationError } from '../errors';
-import { completeReply, replies, smtpError } from './reply';
+import { replies, smtpError } from './reply';
 import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
 import { toCrlf } from '../lib/header-section';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
-import { listenSmtp, type Listener } from './listen';
+import { CompletingServer, listenSmtp, type Listener } from './listen';
 
 export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger; accept: Accept }
 
@@ -162,25 +162,7 @@ async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submissi
   };
 }
 
-/**
- * smtp-server runs with ENHANCEDSTATUSCODES hidden (it would derive codes from the number alone
- * and double ours), so its own replies get theirs here: each new connection's send() completes
- * the reply text before it is written (reply.ts completeReply).
- */
-type Connection = SMTPServer['connections'] extends Set<infer C> ? C : never;
-
-class SubmissionServer extends SMTPServer {
-  override connect(...args: Parameters<SMTPServer['connect']>): void {
-    super.connect(...args);
-    let created: Connection | undefined;
-    for (const c of this.connections) created = c; // a Set keeps insertion order: the last is new
-    if (!created) return;
-    const send = created.send.bind(created);
-    created.send = (code, data, context) => send(code, typeof data === 'string' ? completeReply(code, data) : data, context);
-  }
-}
-
-function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: TlsCredentials): SubmissionServer {
+function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: TlsCredentials): SMTPServer {
   const { db, config, log, accept } = deps;
   const insecureAuth = config.smtpAllowInsecureAuth;
   // Translates a failure for the wire; an unexpected one is logged here, once.
@@ -254,7 +236,7 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
         .catch((err: unknown) => callback(err instanceof Error && 'responseCode' in err ? err : fail(err, session)));
     },
   };
-  return new SubmissionServer(options);
+  return new CompletingServer(options);
 }
 
 const listen = (deps: SubmissionDeps, name: string, port: number, secure: boolean, tls: TlsCredentials): Promise<Listener> =>

@@ -151,6 +151,8 @@ t.test('the inbound MX: an aborted transaction leaves nothing behind; an unparsa
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
   const c = await lineClient(t, w.ts.svc.ports.mx ?? 0);
   await c.cmd('EHLO remote.test');
+  t.match(await c.cmd('FOO'), /^500 5\.5\.2 /, 'the library\'s own replies carry an enhanced code too');
+  t.match(await c.cmd('RCPT TO:<x@y.test>'), /^503 5\.5\.1 /);
   t.match(await c.cmd('MAIL FROM:<>'), /^250/);
   t.match(await c.cmd(`RCPT TO:<${returnPathOf(w, q.mailIds[0])}>`), /^250/);
   t.match(await c.cmd('RSET'), /^250/);
