@@ -67,11 +67,14 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
   if (names.length > limits.headers) {
     errors.push({ pointer: '/headers', code: 'too_long', message: `At most ${limits.headers} custom headers`, params: { max_length: limits.headers } });
   }
+  const seen = new Set<string>();
   for (const name of names) {
     const pointer = `/headers/${pointerToken(name)}`;
     const value = headers[name];
     const valueLength = chars(value);
     const lower = name.toLowerCase();
+    const again = seen.has(lower);
+    seen.add(lower);
     if (!/^[\x21-\x39\x3b-\x7e]{1,126}$/.test(name)) {
       errors.push({ pointer, code: 'value_error.header_name', message: 'A header name is 1-126 printable ASCII characters without ":"' });
     } else if (Object.hasOwn(reservedHeaders, lower)) {
@@ -88,6 +91,9 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
       errors.push({ pointer, code: 'string_too_long', message: 'A header\'s name plus value is at most 996 characters', params: { max_length: 996 } });
     } else if (/[\r\n\0]/.test(value)) {
       errors.push({ pointer, code: 'value_error.header_value', message: 'A header value cannot contain line breaks' });
+    } else if (again) {
+      // Header names are case-insensitive (RFC 5322): X-A and x-a would be one header written twice.
+      errors.push({ pointer, code: 'value_error.duplicate_header', message: `Header ${name} is given twice (names are case-insensitive)` });
     }
   }
 }
