@@ -109,22 +109,23 @@ const bodyItemCap = 1000;
  * the one event loop). A body within the cap is returned as it is.
  */
 export function boundedBody(data: unknown, depth = 3): unknown {
-  if (depth === 0 || typeof data !== 'object' || data === null) return data;
-  let changed = false;
-  const bound = (v: unknown): unknown => {
-    const b = boundedBody(v, depth - 1);
-    if (b !== v) changed = true;
-    return b;
-  };
-  if (Array.isArray(data)) {
-    if (data.length > bodyItemCap + 1) changed = true;
-    const out = data.slice(0, bodyItemCap + 1).map(bound);
-    return changed ? out : data;
+  return oversized(data, depth) ? cut(data, depth) : data; // a valid body is not copied
+}
+
+function oversized(data: unknown, depth: number): boolean {
+  if (depth === 0 || typeof data !== 'object' || data === null) return false;
+  if (Array.isArray(data)) return data.length > bodyItemCap + 1 || data.some((v) => oversized(v, depth - 1));
+  let keys = 0;
+  for (const k in data) {
+    if (++keys > bodyItemCap + 1 || oversized((data as Record<string, unknown>)[k], depth - 1)) return true;
   }
-  const keys = Object.keys(data);
-  if (keys.length > bodyItemCap + 1) changed = true;
-  const out = Object.fromEntries(keys.slice(0, bodyItemCap + 1).map((k) => [k, bound((data as Record<string, unknown>)[k])]));
-  return changed ? out : data;
+  return false;
+}
+
+function cut(data: unknown, depth: number): unknown {
+  if (depth === 0 || typeof data !== 'object' || data === null) return data;
+  if (Array.isArray(data)) return data.slice(0, bodyItemCap + 1).map((v) => cut(v, depth - 1));
+  return Object.fromEntries(Object.keys(data).slice(0, bodyItemCap + 1).map((k) => [k, cut((data as Record<string, unknown>)[k], depth - 1)]));
 }
 
 /** A request body's schema failures, one item per field (none: it is valid). */
