@@ -4,7 +4,7 @@
  * in-process on port 0.
  */
 import http from 'node:http';
-import { answerClientError } from './http/client-error';
+import { answerClientError, answerConnect, answerExpectation } from './http/client-error';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { openDb, type Db } from './store/db';
@@ -54,8 +54,11 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   let ready = false;
   const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, metrics, accept, spool, delivery });
 
-  const httpServer = http.createServer(app.callback());
+  // Host is checked by the app (a 400 problem like the others) rather than Node's bare 400.
+  const httpServer = http.createServer({ requireHostHeader: false }, app.callback());
   httpServer.on('clientError', answerClientError);
+  httpServer.on('connect', answerConnect);
+  httpServer.on('checkExpectation', answerExpectation);
   httpServer.keepAliveTimeout = 5000;
   const httpAddr = await listen(httpServer, config.httpPort, config.host);
   logReady(log, { listener: 'http', address: formatAddress(httpAddr) }, `http listening on ${formatAddress(httpAddr)}`);

@@ -37,6 +37,11 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
     }
   });
   app.use(problem(deps.log));
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (Node's own would be a bare one).
+  app.use(async (ctx, next) => {
+    if (ctx.req.httpVersion !== '1.0' && ctx.get('Host') === '') throw new ServiceError('malformed_request', 'An HTTP/1.1 request carries a Host header.');
+    await next();
+  });
   app.use(pub.routes());
   // ESTAFETA_PUBLIC_URL may carry a path (https://example.net/mail): its links then arrive with
   // it when nothing in front strips it, and are the same tracking links.

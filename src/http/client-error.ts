@@ -5,7 +5,7 @@
  * instead of Node's bare status line. The connection closes: the parser cannot go on.
  */
 import crypto from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomHex } from '../lib/tokens';
 import { problemBody } from './middleware/problem';
@@ -22,12 +22,36 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     return;
   }
   const { status, code, detail } = answers[err.code ?? ''] ?? malformed;
+  socket.end(problemResponse(status, code, detail));
+}
+
+/** CONNECT asks a proxy for a tunnel: this server is none (Node would drop the socket unanswered). */
+export function answerConnect(_req: IncomingMessage, socket: Duplex): void {
+  if (!socket.writable) return void socket.destroy();
+  socket.end(problemResponse(405, 'method_not_allowed', 'CONNECT is not accepted here: this is no proxy.', ['Allow: GET, HEAD, POST']));
+}
+
+/** An Expect other than 100-continue (RFC 9110 §10.1.1: 417), as a problem like the door's others. */
+export function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
+  const { head, body } = problemParts(417, 'expectation_failed', 'The only expectation this server meets is 100-continue.');
+  res.writeHead(417, head);
+  res.end(body);
+}
+
+function problemParts(status: number, code: string, detail: string): { head: Record<string, string>; body: string } {
   const requestId = crypto.randomUUID();
   const traceId = randomHex(16);
   const title = STATUS_CODES[status] ?? 'Error';
   const body = JSON.stringify(problemBody({ code, status, title, detail, traceId, requestId }));
-  socket.end([
-    `HTTP/1.1 ${status} ${title}`, 'Content-Type: application/problem+json', `Content-Length: ${Buffer.byteLength(body)}`,
-    `X-Request-Id: ${requestId}`, `X-Trace-Id: ${traceId}`, 'Connection: close', '', body,
-  ].join('\r\n'));
+  return {
+    head: { 'Content-Type': 'application/problem+json', 'Content-Length': String(Buffer.byteLength(body)), 'X-Request-Id': requestId, 'X-Trace-Id': traceId, Connection: 'close' },
+    body,
+  };
+}
+
+/** A whole HTTP/1.1 response, for a socket Node's server no longer answers on. */
+function problemResponse(status: number, code: string, detail: string, extra: string[] = []): string {
+  const { head, body } = problemParts(status, code, detail);
+  const title = STATUS_CODES[status] ?? 'Error';
+  return [`HTTP/1.1 ${status} ${title}`, ...Object.entries(head).map(([k, v]) => `${k}: ${v}`), ...extra, '', body].join('\r\n');
 }

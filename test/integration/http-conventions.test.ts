@@ -184,6 +184,9 @@ t.test('a request Node\'s parser refuses is still a problem+json with its X-Requ
     ['a 17,000-character URL', `GET /v1/mails?subject=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'request_header_fields_too_large'],
     ['a malformed header line', 'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, 'malformed_request'],
     ['Content-Length with chunked', 'POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'malformed_request'],
+    ['no Host', 'GET /healthz HTTP/1.1\r\n\r\n', 400, 'malformed_request'],
+    ['an expectation other than 100-continue', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\n\r\n', 417, 'expectation_failed'],
+    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'method_not_allowed'],
   ] as const) {
     const response = await rawExchange(s.url, request);
     const [head, body] = [response.slice(0, response.indexOf('\r\n\r\n')), response.slice(response.indexOf('\r\n\r\n') + 4)];
