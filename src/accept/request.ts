@@ -46,7 +46,7 @@ const recipients = (list: Address[] | null | undefined): Recipient[] => (list ??
  * which join the JSON attachments.
  */
 export function parseSendRequest(input: unknown, files: Attachment[] = []): Submission {
-  const body = boundedBody(input);
+  const body = boundedBody(input, 'SendRequest');
   const errors = bodyErrors('SendRequest', body);
   if (errors.length > 0 && !isObject(body)) throw validationError(errors);
   const req = (errors.length > 0 ? wellTyped(body as Record<string, unknown>, errors) : body) as SendRequest;

@@ -24,13 +24,14 @@ export function reportFields(text: string): Map<string, string[]> {
 }
 
 /** mail_ids named in a text by the addresses and links the platform writes into every copy. */
-export function mailIdsIn(text: string, secret: Buffer): string[] {
+export function mailIdsIn(db: Db, text: string, secret: Buffer): string[] {
   const ids = new Set<string>();
   // Only what we signed: our mailboxes (the Return-Path and List-Unsubscribe of the quoted
   // original) and the open and unsubscribe links (/t/c/ links sign their URL too, which a
-  // re-encoded body may no longer show as it was). A bare mail id proves nothing.
+  // re-encoded body may no longer show as it was). A bare mail id proves nothing, but for a mail
+  // sent before the mailboxes were signed (legacyMailbox).
   for (const m of text.matchAll(/\b(bounces|unsubscribe)\+([A-Za-z0-9._-]+)@/gi)) {
-    const id = verifyMailbox(secret, m[1].toLowerCase() === 'bounces' ? 'bounces' : 'unsubscribe', m[2]);
+    const id = verifyMailbox(secret, m[1].toLowerCase() === 'bounces' ? 'bounces' : 'unsubscribe', m[2]) ?? legacyMailbox(db, m[2])?.mail_id;
     if (id) ids.add(id);
   }
   for (const m of text.matchAll(/\/t\/([ou])\/([A-Za-z0-9._-]+)\/([A-Za-z0-9_-]+)/g)) {
@@ -39,10 +40,22 @@ export function mailIdsIn(text: string, secret: Buffer): string[] {
   return [...ids];
 }
 
-interface MailRow { id: number; instance_id: number; mail_id: string; rcpt: string; status: number; message_id: number; sender_email: string | null }
+/**
+ * The mail an unsigned mailbox tail (`<mail_id>`) names, when that mail was received before the
+ * mailboxes were signed (migration 130's applied_at): it went out with unsigned ones, and a late
+ * bounce or a click on its old mailto must still reach it while it is kept.
+ */
+export function legacyMailbox(db: Db, tail: string): MailRow | undefined {
+  const mail = findMailById(db, tail.toLowerCase());
+  if (!mail) return undefined;
+  const since = db.prepare('SELECT applied_at FROM schema_migrations WHERE version = 130').pluck().get() as number | undefined;
+  return since !== undefined && mail.received_at < since ? mail : undefined;
+}
+
+interface MailRow { id: number; instance_id: number; mail_id: string; rcpt: string; status: number; message_id: number; sender_email: string | null; received_at: number }
 
 export function findMailById(db: Db, mailId: string): MailRow | undefined {
-  return db.prepare('SELECT id, instance_id, mail_id, rcpt, status, message_id, sender_email FROM mails WHERE mail_id = ?').get(mailId) as MailRow | undefined;
+  return db.prepare('SELECT id, instance_id, mail_id, rcpt, status, message_id, sender_email, received_at FROM mails WHERE mail_id = ?').get(mailId) as MailRow | undefined;
 }
 
 const log = (db: Db, mail: MailRow, at: number, event: string, status: number, detail: string, response: string | null): void =>

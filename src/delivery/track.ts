@@ -57,7 +57,8 @@ export function trackMessage(raw: Buffer, o: TrackOptions): Buffer {
   const platform = [
     `List-Unsubscribe: <${o.links.unsubscribe(o.mailId)}>,\r\n <mailto:${o.unsubscribeMailto}?subject=unsubscribe>`,
     'List-Unsubscribe-Post: List-Unsubscribe=One-Click',
-    ...(o.sender ? [`Sender: ${o.sender}`] : []),
+    // The header text is bytes read as latin1: an address with UTF-8 (RFC 6532) joins it as its bytes.
+    ...(o.sender ? [`Sender: ${Buffer.from(o.sender, 'utf8').toString('latin1')}`] : []),
     `Bounce-To: ${o.returnPath}`,
     'X-Mailer: Estafeta',
     'Priority: normal',

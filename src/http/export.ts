@@ -125,9 +125,15 @@ class ExportStream<Row> extends Readable {
     let fd: number;
     try {
       fd = fs.openSync(file, 'wx+', 0o600);
-      fs.unlinkSync(file);
     } catch {
       return; // no room for a spill: the export goes on from the snapshot, as before the lease
+    }
+    try {
+      fs.unlinkSync(file);
+    } catch {
+      fs.closeSync(fd);
+      fs.rmSync(file, { force: true });
+      return;
     }
     this.spill = { fd, writePos: 0, readPos: 0, written: false, reading: false };
     this.spillChunk();

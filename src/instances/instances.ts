@@ -75,8 +75,10 @@ export function createInstance(db: Db, v: { slug: string; name?: string; timezon
   const typed = v.timezone ?? 'UTC';
   if (!isValidTimezone(typed)) throw invalid('/timezone', `unknown IANA time zone: ${typed}`);
   // Zone names match in any case; the instance keeps the canonical spelling (america/santiago
-  // is shown and compared as America/Santiago).
-  const timezone = new Intl.DateTimeFormat('en-US', { timeZone: typed }).resolvedOptions().timeZone;
+  // is shown and compared as America/Santiago). Only the case: ICU's canonical name of a renamed
+  // zone is the old one (Europe/Kyiv resolves to Europe/Kiev), and the operator's name stays.
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: typed }).resolvedOptions().timeZone;
+  const timezone = resolved.toLowerCase() === typed.toLowerCase() ? resolved : typed;
   if (store.findInstanceBySlug(db, slug)) throw new ServiceError('instance_already_exists', `Instance ${slug} already exists.`);
   const keys = generateDomainKeys(); // before the write lock: ~200 ms of RSA
   const id = db.transaction(() => {

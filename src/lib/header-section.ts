@@ -27,10 +27,28 @@ export function headerSection(raw: Buffer): Buffer {
 /**
  * Bare LF and lone CR become CRLF: SMTP, DKIM and every header check speak CRLF lines. A lone CR
  * left in a header would pass the checks as part of one line and leave as a line break (SMTP
- * clients write it as CRLF): the submission door normalizes before it reads a header.
+ * clients write it as CRLF): the submission door normalizes before it reads a header. One pass
+ * over the bytes; a message already in CRLF is returned as it is, without a copy.
  */
 export function toCrlf(raw: Buffer): Buffer {
-  const s = raw.toString('latin1');
-  if (!/\r(?!\n)|(?<!\r)\n/.test(s)) return raw;
-  return Buffer.from(s.replace(/\r\n|\r|\n/g, '\r\n'), 'latin1');
+  let bare = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === 0x0d) {
+      if (raw[i + 1] === 0x0a) i++;
+      else bare++;
+    } else if (c === 0x0a) bare++;
+  }
+  if (bare === 0) return raw;
+  const out = Buffer.allocUnsafe(raw.length + bare);
+  let o = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === 0x0d || c === 0x0a) {
+      out[o++] = 0x0d;
+      out[o++] = 0x0a;
+      if (c === 0x0d && raw[i + 1] === 0x0a) i++;
+    } else out[o++] = c;
+  }
+  return out;
 }

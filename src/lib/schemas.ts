@@ -108,8 +108,11 @@ const bodyItemCap = 1000;
  * Without it a 20 MB body of a million bad recipients made a million errors (~1 GB, seconds of
  * the one event loop). A body within the cap is returned as it is.
  */
-export function boundedBody(data: unknown, depth = 3): unknown {
-  return oversized(data, depth) ? cut(data, depth) : data; // a valid body is not copied
+export function boundedBody(data: unknown, schemaId?: string): unknown {
+  if (!oversized(data, 3)) return data; // a valid body is not copied
+  // The fields the schema declares are kept first: a cut never makes a present field "missing".
+  const declared = new Set(Object.keys((schemaDocs.find((d) => d.$id === schemaId)?.properties ?? {}) as object));
+  return cut(data, 3, declared);
 }
 
 function oversized(data: unknown, depth: number): boolean {
@@ -122,10 +125,12 @@ function oversized(data: unknown, depth: number): boolean {
   return false;
 }
 
-function cut(data: unknown, depth: number): unknown {
+function cut(data: unknown, depth: number, first: Set<string> = new Set()): unknown {
   if (depth === 0 || typeof data !== 'object' || data === null) return data;
   if (Array.isArray(data)) return data.slice(0, bodyItemCap + 1).map((v) => cut(v, depth - 1));
-  return Object.fromEntries(Object.keys(data).slice(0, bodyItemCap + 1).map((k) => [k, cut((data as Record<string, unknown>)[k], depth - 1)]));
+  const keys = Object.keys(data);
+  const ordered = first.size ? [...keys.filter((k) => first.has(k)), ...keys.filter((k) => !first.has(k))] : keys;
+  return Object.fromEntries(ordered.slice(0, bodyItemCap + 1).map((k) => [k, cut((data as Record<string, unknown>)[k], depth - 1)]));
 }
 
 /** A request body's schema failures, one item per field (none: it is valid). */
@@ -136,7 +141,7 @@ export function bodyErrors(id: string, data: unknown): FieldError[] {
 
 /** Validates a request body: 422 validation_error with errors[] on failure. */
 export function validateBody<T>(id: string, data: unknown): T {
-  const errors = bodyErrors(id, boundedBody(data));
+  const errors = bodyErrors(id, boundedBody(data, id));
   if (errors.length > 0) throw new ServiceError('validation_error', 'The request body does not satisfy the schema.', { errors });
   return data as T;
 }

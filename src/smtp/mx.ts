@@ -15,7 +15,7 @@ import { CompletingServer, listenSmtp, type Listener } from './listen';
 import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
-import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, mailIdsIn, reportFields } from '../delivery/feedback';
+import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, legacyMailbox, mailIdsIn, reportFields } from '../delivery/feedback';
 import { trackingSecret, verifyMailbox } from '../tracking/links';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
@@ -47,7 +47,7 @@ export function roleOf(db: Db, hostname: string, secret: Buffer, address: string
   if (!m) return null;
   const kind = m[1].toLowerCase() === 'unsubscribe' ? 'unsubscribe' : 'bounces';
   const signed = verifyMailbox(secret, kind, m[2]);
-  const mail = signed ? findMailById(db, signed) : undefined;
+  const mail = signed ? findMailById(db, signed) : legacyMailbox(db, m[2]);
   if (!mail) return null;
   if (kind === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
   // Only the return path the mail was sent with (attempt.ts): its id at the sender's domain.
@@ -99,7 +99,7 @@ async function handle(deps: MxDeps, secret: Buffer, raw: Buffer, roles: Role[]):
     // wishes, and a not-spam report (RFC 5965 §7.3: the user marked it wanted) says the opposite.
     if (type.toLowerCase() === 'auth-failure') return 'authentication failure report: logged, no complaint';
     if (type.toLowerCase() === 'not-spam') return 'not-spam report: logged, no complaint';
-    const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(text, secret)]);
+    const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(db, text, secret)]);
     for (const id of ids) {
       const mail = findMailById(db, id);
       if (mail) applyComplaint(db, mail, type, now);

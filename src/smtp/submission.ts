@@ -228,8 +228,11 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
           if (raw === null) return callback(replies.tooLarge(MAX_MESSAGE_BYTES));
           // The key, instance and allow lists are read again for every message.
           const { instance } = checkCredentials(db, user.slug, user.apiKey, session.remoteAddress);
-          // Line ends first: every check below must read the lines the recipient will get.
-          const result = await accept.submit(instance, await toSubmission(toCrlf(raw), envelopeTo));
+          // Line ends first: every check below must read the lines the recipient will get. The
+          // limit holds for those bytes too (bare LFs made CRLF grow the message).
+          const lines = toCrlf(raw);
+          if (lines.length > MAX_MESSAGE_BYTES) return callback(replies.tooLarge(MAX_MESSAGE_BYTES));
+          const result = await accept.submit(instance, await toSubmission(lines, envelopeTo));
           log.debug({ event: 'submission.accepted', listener: name, instance: instance.slug, msg_id: result.msgId }, 'message accepted');
           callback(null, `2.0.0 Ok: queued as ${result.msgId}`);
         })

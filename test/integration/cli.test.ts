@@ -32,6 +32,7 @@ t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
     t.type(r.json.detail, 'string');
   }
   t.equal((await s.cli('instance', 'create', 'tzcase', '--timezone', 'america/santiago', '--json')).json.timezone, 'America/Santiago', 'the canonical zone name');
+  t.equal((await s.cli('instance', 'create', 'tzkyiv', '--timezone', 'Europe/Kyiv', '--json')).json.timezone, 'Europe/Kyiv', 'a renamed zone keeps its current name');
   await s.cli('instance', 'create', 'dup', '--json');
   t.equal((await s.cli('instance', 'create', 'dup', '--json')).json.code, 'instance_already_exists');
   const badLimit = await s.cli('instance', 'limits', 'dup', '--send-limit', 'lots', '--json');

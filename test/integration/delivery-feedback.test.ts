@@ -99,6 +99,13 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   // The mail id alone is in every copy: without the signature it names nothing.
   const unsigned = await sendToMx(mx, '', `bounces+${q.mailIds[0]}@brand.test`, dsn('x', 'ana@example.test')).then(() => null, (e: { responseCode?: number }) => e);
   t.equal(unsigned?.responseCode, 550, 'an unsigned return path is refused');
+  // A data dir upgraded after this mail was received (the cut-over is migration 130's time): the
+  // mail went out unsigned, and its late bounce still names it.
+  const cutover = w.ts.svc.db.prepare('SELECT applied_at FROM schema_migrations WHERE version = 130').pluck().get() as number;
+  w.ts.svc.db.prepare('UPDATE schema_migrations SET applied_at = ? WHERE version = 130').run(Date.now() + 3_600_000);
+  t.equal(await sendToMx(mx, '', `bounces+${q.mailIds[0]}@brand.test`, 'Subject: probe\r\n\r\nno report\r\n').then(() => 'accepted', () => 'refused'), 'accepted',
+    'the unsigned return path of a mail from before the upgrade');
+  w.ts.svc.db.prepare('UPDATE schema_migrations SET applied_at = ? WHERE version = 130').run(cutover);
   const forgedArf = arf('complaints@mta.estafeta.test', `bounces+${q.mailIds[1]}@brand.test`).replace('Subject: Hello', `List-Unsubscribe: <http://x/t/u/${q.mailIds[1]}/AAAAAAAAAAAAAAAAAAAAAA>`);
   await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', forgedArf);
   t.notOk(onList(w.ts.svc.db, 'bo@example.test', 'complaints'), 'an ARF naming a mail id without a signature adds no complaint');

@@ -157,6 +157,12 @@ t.test('the checks read the lines the recipient gets: a lone CR is a line break,
   t.match(await c.cmd('DATA'), /^354/);
   const tooMany = await c.cmd(`From: <${from}>\r\nTo: <${to}>\r\nSubject: parts\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${parts}--b--\r\n.`);
   t.match(tooMany, /^554 5\.6\.0 validation_error /, '1,001 MIME parts');
+  // Bare LFs are made CRLF before anything reads the message, and the size limit holds for the
+  // bytes that result: 8 MB of bare line ends is 16 MB of lines.
+  t.match(await c.cmd(`MAIL FROM:<${from}>`), /^250/);
+  t.match(await c.cmd(`RCPT TO:<${to}>`), /^250/);
+  t.match(await c.cmd('DATA'), /^354/);
+  t.match(await c.cmd(`From: <${from}>\nTo: <${to}>\nSubject: lf\n\n${'\n'.repeat(8 * 1024 * 1024)}\r\n.`), /^552 5\.3\.4 request_too_large /, 'past 15 MB once in CRLF');
   const fine = await attempt(`From: <${from}>\r\nSubject: fine\r\n`);
   t.match(fine, /^250 2\.0\.0 Ok: queued as /);
 });

@@ -94,3 +94,10 @@ t.test('crafted html is tracked in one pass: an unclosed <a> run, a run of </bod
   const spaced = trackHtml('<a href="  https://x.test/a  ">x</a>', mailId, links);
   t.match(spaced, /^<a href="https:\/\/t\.example\/t\/c\/[^"]+u=https%3A%2F%2Fx\.test%2Fa"/, 'the spaces around a quoted value are not the link');
 });
+
+t.test('the Sender the platform writes is the registered sender, as UTF-8 bytes when it has them (RFC 6532)', async (t) => {
+  const o = { mailId: '20261122abcdefghijklmnop', links: linkBuilder('https://t.example', Buffer.alloc(32, 1)), unsubscribeMailto: 'u@t.example', trackHtml: false,
+    sender: 'josé@example.test', returnPath: 'bounces+x.y@example.test' };
+  const out = trackMessage(Buffer.from('From: josé@example.test\r\nSubject: s\r\n\r\nhi\r\n', 'utf8'), o);
+  t.ok(out.includes(Buffer.from('\r\nSender: josé@example.test\r\n', 'utf8')), 'the address as UTF-8');
+});
