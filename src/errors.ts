@@ -62,10 +62,10 @@ export const catalog = {
 
 export type ErrorCode = keyof typeof catalog;
 
-/** One per-field item of a 422 (spec, "422 per-field errors"). */
 /** A key as one JSON Pointer reference token (RFC 6901 §3). */
 export const pointerToken = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
+/** One per-field item of a 422 (spec, "422 per-field errors"). */
 export interface FieldError {
   pointer: string;
   code: string;

@@ -17,7 +17,6 @@ export interface AttemptDeps { db: Db; spool: Spool; router: Router; transport: 
 
 const domainOf = (address: string | null): string | null => (address && address.includes('@') ? address.slice(address.lastIndexOf('@') + 1).toLowerCase() : null);
 
-
 /** Decisions taken before any connection (spec, Mail delivery status: dropped without a charge). */
 export function precheck(mail: AttemptRow): Outcome | null {
   const list = mail.suppressed_list;

@@ -29,10 +29,10 @@ export function mailIdsIn(db: Db, text: string, secret: Buffer): string[] {
   // Only what we signed: our mailboxes (the Return-Path and List-Unsubscribe of the quoted
   // original) and the open and unsubscribe links (/t/c/ links sign their URL too, which a
   // re-encoded body may no longer show as it was). A bare mail id proves nothing, but for a mail
-  // sent before the mailboxes were signed (legacyMailbox).
+  // sent before the mailboxes were signed (mailOfMailbox).
   for (const m of text.matchAll(/\b(bounces|unsubscribe)\+([A-Za-z0-9._-]+)@/gi)) {
-    const id = verifyMailbox(secret, m[1].toLowerCase() === 'bounces' ? 'bounces' : 'unsubscribe', m[2]) ?? legacyMailbox(db, m[2])?.mail_id;
-    if (id) ids.add(id);
+    const mail = mailOfMailbox(db, secret, m[1], m[2]);
+    if (mail) ids.add(mail.mail_id);
   }
   for (const m of text.matchAll(/\/t\/([ou])\/([A-Za-z0-9._-]+)\/([A-Za-z0-9_-]+)/g)) {
     if (verifyLink(secret, m[1] as LinkKind, m[2], m[3])) ids.add(m[2]);
@@ -41,11 +41,14 @@ export function mailIdsIn(db: Db, text: string, secret: Buffer): string[] {
 }
 
 /**
- * The mail an unsigned mailbox tail (`<mail_id>`) names, when that mail was received before the
+ * The mail a mailbox of ours names: `<prefix>+<tail>@`, prefix `bounces` or `unsubscribe` (any
+ * case), tail `<mail_id>.<sig>`. Unsigned (`<mail_id>` alone) only for a mail received before the
  * mailboxes were signed (migration 130's applied_at): it went out with unsigned ones, and a late
  * bounce or a click on its old mailto must still reach it while it is kept.
  */
-export function legacyMailbox(db: Db, tail: string): MailRow | undefined {
+export function mailOfMailbox(db: Db, secret: Buffer, prefix: string, tail: string): MailRow | undefined {
+  const signed = verifyMailbox(secret, prefix.toLowerCase() === 'unsubscribe' ? 'unsubscribe' : 'bounces', tail);
+  if (signed) return findMailById(db, signed);
   const mail = findMailById(db, tail.toLowerCase());
   if (!mail) return undefined;
   const since = db.prepare('SELECT applied_at FROM schema_migrations WHERE version = 130').pluck().get() as number | undefined;

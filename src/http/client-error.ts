@@ -38,12 +38,13 @@ export function answerExpectation(_req: IncomingMessage, res: ServerResponse): v
   res.end(body);
 }
 
-function problemParts(status: number, code: string, detail: string): { head: Record<string, string>; body: string } {
+function problemParts(status: number, code: string, detail: string): { title: string; head: Record<string, string>; body: string } {
   const requestId = crypto.randomUUID();
   const traceId = randomHex(16);
   const title = STATUS_CODES[status] ?? 'Error';
   const body = JSON.stringify(problemBody({ code, status, title, detail, traceId, requestId }));
   return {
+    title,
     head: { 'Content-Type': 'application/problem+json', 'Content-Length': String(Buffer.byteLength(body)), 'X-Request-Id': requestId, 'X-Trace-Id': traceId, Connection: 'close' },
     body,
   };
@@ -51,7 +52,6 @@ function problemParts(status: number, code: string, detail: string): { head: Rec
 
 /** A whole HTTP/1.1 response, for a socket Node's server no longer answers on. */
 function problemResponse(status: number, code: string, detail: string, extra: string[] = []): string {
-  const { head, body } = problemParts(status, code, detail);
-  const title = STATUS_CODES[status] ?? 'Error';
+  const { title, head, body } = problemParts(status, code, detail);
   return [`HTTP/1.1 ${status} ${title}`, ...Object.entries(head).map(([k, v]) => `${k}: ${v}`), ...extra, '', body].join('\r\n');
 }

@@ -88,10 +88,8 @@ class ExportStream<Row> extends Readable {
       return this.readSpill();
     }
     const chunk = this.nextChunk();
-    if (chunk.done) {
-      this.push(chunk.text);
-      this.push(null);
-    } else this.push(chunk.text);
+    this.push(chunk.text);
+    if (chunk.done) this.push(null);
   }
 
   /** The next rows as text; `done` when the rows ran out (the closing text is included, the reader released). */

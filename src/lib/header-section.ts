@@ -23,7 +23,6 @@ export function headerSection(raw: Buffer): Buffer {
   return raw.subarray(0, raw.indexOf(0x0a, end) + 1);
 }
 
-
 /**
  * Bare LF and lone CR become CRLF: SMTP, DKIM and every header check speak CRLF lines. A lone CR
  * left in a header would pass the checks as part of one line and leave as a line break (SMTP

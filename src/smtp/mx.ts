@@ -15,8 +15,8 @@ import { CompletingServer, listenSmtp, type Listener } from './listen';
 import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
-import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, legacyMailbox, mailIdsIn, reportFields } from '../delivery/feedback';
-import { trackingSecret, verifyMailbox } from '../tracking/links';
+import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, mailIdsIn, mailOfMailbox, reportFields } from '../delivery/feedback';
+import { trackingSecret } from '../tracking/links';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
 
@@ -45,11 +45,9 @@ export function roleOf(db: Db, hostname: string, secret: Buffer, address: string
   if (domainMailboxes.has(local) && isRegisteredDomain(db, domain)) return { kind: 'complaints' };
   const m = /^(bounces|unsubscribe)\+([a-z0-9._-]+)$/i.exec(address.slice(0, at));
   if (!m) return null;
-  const kind = m[1].toLowerCase() === 'unsubscribe' ? 'unsubscribe' : 'bounces';
-  const signed = verifyMailbox(secret, kind, m[2]);
-  const mail = signed ? findMailById(db, signed) : legacyMailbox(db, m[2]);
+  const mail = mailOfMailbox(db, secret, m[1], m[2]);
   if (!mail) return null;
-  if (kind === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
+  if (m[1].toLowerCase() === 'unsubscribe') return domain === hostname ? { kind: 'unsubscribe', mailId: mail.mail_id } : null;
   // Only the return path the mail was sent with (attempt.ts): its id at the sender's domain.
   const returnDomain = mail.sender_email ? domainOf(mail.sender_email).toLowerCase() : hostname;
   return domain === returnDomain ? { kind: 'bounce', mailId: mail.mail_id } : null;
