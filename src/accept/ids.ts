@@ -43,6 +43,19 @@ export function mailIdDate(mailId: string): number | null {
   return ymd(at) === `${m[1]}${m[2]}${m[3]}` ? at : null;
 }
 
+/**
+ * The reception instant encoded in a mail_id (its day and millisecond of the day), or null when
+ * the id is not one of ours or predates the time-of-day encoding (those 6 characters were random:
+ * most decode past the day's end).
+ */
+export function mailIdTime(mailId: string): number | null {
+  const date = mailIdDate(mailId);
+  if (date === null) return null;
+  let ms = 0;
+  for (const c of mailId.slice(8, 14)) ms = ms * 32 + sortable.indexOf(c);
+  return ms < dayMs ? date + ms : null;
+}
+
 /** Start of the online retention window: the same instant `months` calendar months earlier. */
 export function retentionStart(at: number, months = retentionMonths): number {
   const d = new Date(at);

@@ -9,7 +9,7 @@ import { findMail, listMails, mailLogs, type MailFilter, type MailLogRow, type M
 import { mapPage, type Page, type PageRequest } from '../store/page';
 import { ServiceError } from '../errors';
 import { iso, now } from '../lib/time';
-import { mailIdDate, retentionStart } from './ids';
+import { mailIdDate, mailIdTime, retentionStart } from './ids';
 import { normalizeEmail } from '../lib/address';
 
 const day = 86_400_000;
@@ -69,11 +69,18 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function localParts(at: number, tz: string): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number> {
   let f = formatters.get(tz);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', era: 'short', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
     if (formatters.size < 1000) formatters.set(tz, f); // zones are a bounded set; a client's typos are not
   }
   const p: Record<string, number> = {};
-  for (const part of f.formatToParts(at)) p[part.type] = Number(part.value);
+  let bc = false;
+  for (const part of f.formatToParts(at)) {
+    if (part.type === 'era') bc = part.value === 'BC';
+    else p[part.type] = Number(part.value);
+  }
+  // The proleptic calendar's year 0 is "1 BC": the last hours before 0001-01-01 in a zone west
+  // of UTC fall there, and read as year 1 they would put that day a year early.
+  if (bc) p.year = 1 - p.year;
   return p as ReturnType<typeof localParts>;
 }
 
@@ -143,18 +150,29 @@ export function listMailPage(db: Db, instance: InstanceRow, q: MailsQuery, p: Pa
   return listMails(db, instance.id, mailFilter(q, instance), p);
 }
 
-/** By id, without the list window; an id whose date is past the online retention is gone. */
+/** By id, without the list window; an id received before the online retention window is gone. */
 export function requireMail(db: Db, instanceId: number, mailId: string, at: number = now()): MailRow {
-  const date = mailIdDate(mailId);
   const cutoff = retentionStart(at);
   const outside = (): ServiceError => new ServiceError('mail_outside_retention', `Mail ${mailId} is older than the 3-month online retention.`);
-  if (date !== null && date + day <= cutoff) throw outside(); // the whole day is past: no lookup
-  const m = date === null ? undefined : findMail(db, instanceId, mailId);
+  const notFound = (): ServiceError => new ServiceError('mail_not_found', `Mail ${mailId} does not exist.`);
+  const date = mailIdDate(mailId);
+  if (date === null) throw notFound();
+  // The id names its reception instant, so retention is decided from the id alone, at the same
+  // instant GET /v1/mails's default window starts, whether or not the purge already ran.
+  const received = mailIdTime(mailId);
+  if (received !== null) {
+    if (received < cutoff) throw outside();
+    const m = findMail(db, instanceId, mailId);
+    if (m) return m;
+    throw notFound();
+  }
+  // An id from before the time-of-day encoding gives only its day; the purge cuts at the instant,
+  // so a mail gone on the cutoff's own day was purged, not never there.
+  if (date + day <= cutoff) throw outside();
+  const m = findMail(db, instanceId, mailId);
   if (m) return m;
-  // The id gives only the day; the purge cuts at the instant. A mail gone on the cutoff's own
-  // day was purged, not never there.
-  if (date !== null && date <= cutoff) throw outside();
-  throw new ServiceError('mail_not_found', `Mail ${mailId} does not exist.`);
+  if (date <= cutoff) throw outside();
+  throw notFound();
 }
 
 export function mailLogPage(db: Db, instanceId: number, mailId: string, p: PageRequest): Page<ReturnType<ReturnType<typeof presentMailLog>>> {

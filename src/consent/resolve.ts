@@ -44,6 +44,10 @@ function selectPurposes(db: Db, instanceId: number, q: ResolveInput): store.Purp
   }
   if (q.purposeCode !== undefined) {
     const code = requirePurposeByCode(db, instanceId, q.purposeCode).code;
+    // Both given, they must name one purpose: an empty answer would read as "no purposes".
+    if (q.purposeId !== undefined && !list.some((p) => p.code === code)) {
+      throw new ServiceError('malformed_request', `purpose ${q.purposeCode} and purpose_id ${q.purposeId} name different purposes.`);
+    }
     list = list.filter((p) => p.code === code);
   }
   return list;

@@ -97,6 +97,14 @@ t.test('every error of the event table, with nothing stored by a refused request
   await expect({ term_id: inactive.id, method: 'single_opt_in', rules: [{ ...rule, purpose_id: 999999 }] }, 409, 'consent_term_inactive', '409 before an unknown purpose');
   await expect({ term_id: term.id, method: 'single_opt_in', rules: [{ ...rule, channel: 'sms', contact: '+56912345678' }] }, 409,
     'consent_contact_type_channel_mismatch', 'a phone number as an email_address on sms is the mismatch, not an invalid email');
+  // Ids past 2^53 - 1 cannot be read exactly from JSON: refused, never rounded to another id.
+  for (const [raw, pointer] of [
+    [`{"term_id":9007199254740993,"method":"single_opt_in","rules":[${JSON.stringify(rule)}]}`, '/term_id'],
+    [`{"term_id":${term.id},"method":"single_opt_in","rules":[${JSON.stringify({ ...rule, purpose_id: 1 }).replace('"purpose_id":1', '"purpose_id":99999999999999999999')}]}`, '/rules/0/purpose_id'],
+  ]) {
+    const res = await s.api('POST', '/v1/consent-events', { raw, headers: { 'content-type': 'application/json' } });
+    t.same([res.status, res.body.code, res.body.errors?.[0]?.pointer, res.body.errors?.[0]?.code], [422, 'validation_error', pointer, 'less_than_equal'], `unsafe integer at ${pointer}`);
+  }
   // The term comes before the rules' conflicts.
   await expect({ term_id: inactive.id, method: 'single_opt_in', rules: [rule, rule] }, 409, 'consent_term_inactive', 'term before duplicates');
 

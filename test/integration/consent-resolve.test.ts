@@ -44,6 +44,12 @@ t.test('one pair: every purpose on the channels its type fits, the deciding rule
   t.same(byId.body.results[0].decisions.map((d: Decision) => d.purpose_code), ['marketing']);
   t.equal((await resolve(s, 'contacts=a%40b.cl&contact_types=email_address&purpose=nope')).body.code, 'consent_purpose_not_found');
   t.equal((await resolve(s, 'contacts=a%40b.cl&contact_types=email_address&purpose_id=999999')).status, 404);
+  const id = r.decisions[0].purpose_id;
+  const both = await resolve(s, `contacts=ana%40example.com&contact_types=email_address&purpose_id=${id}&purpose=marketing`);
+  t.same(both.body.results[0].decisions.map((d: Decision) => d.purpose_code), ['marketing'], 'both naming one purpose');
+  const contradicting = await resolve(s, `contacts=ana%40example.com&contact_types=email_address&purpose_id=${id}&purpose=newsletter`);
+  t.same([contradicting.status, contradicting.body.code], [400, 'malformed_request'], 'naming two purposes is refused, not answered empty');
+  t.match(contradicting.body.detail, /newsletter.*different purposes/);
 });
 
 t.test('the newest rule sets the state: a revocation after a grant revokes, a grant after a revocation grants', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap';
 import { sendFixture } from './send-fixture';
 import { openSpool } from '../../src/spool/spool';
 import { purgeExpired } from '../../src/accept/purge';
-import { retentionStart } from '../../src/accept/ids';
+import { newMailId, retentionStart } from '../../src/accept/ids';
 import { waitFor } from '../helpers/service';
 
 const localDate = (tz: string): string => new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
@@ -120,17 +120,27 @@ t.test('the retention purge removes mails and spool files past 3 months', async 
   t.equal((await f.s.api('GET', `/v1/mails?msg_id=${r.body.message_id}&start_date=2020-01-01`)).body.data.length, 0, 'the rows are gone');
   t.same(await spool.list(), [], 'the file is gone');
 
-  // A mail received on the cutoff's own day, before its instant: purged, and then outside the
-  // retention (the id carries only the day), not "never existed".
+  // The id carries its reception instant: retention is decided at the very instant the list's
+  // default window starts, before the purge ran as after it.
+  const codeOf = async (path: string): Promise<[number, string]> => {
+    const r = await f.s.api('GET', path);
+    return [r.status, r.body.code];
+  };
   const edge = await f.send();
   const cutoff = retentionStart(Date.now());
-  const day = new Date(cutoff).toISOString().slice(0, 10).replace(/-/g, '');
-  const row = f.s.svc.db.prepare('SELECT m.id, m.mail_id, m.message_id FROM mails m JOIN messages g ON g.id = m.message_id WHERE g.msg_id = ?').get(edge.body.message_id) as { id: number; mail_id: string; message_id: number };
-  const edgeId = `${day}${row.mail_id.slice(8)}`;
-  f.s.svc.db.prepare('UPDATE mails SET mail_id = ?, received_at = ? WHERE id = ?').run(edgeId, cutoff - 3_600_000, row.id);
-  f.s.svc.db.prepare('UPDATE messages SET received_at = ? WHERE id = ?').run(cutoff - 3_600_000, row.message_id);
-  t.equal((await f.s.api('GET', `/v1/mails/${edgeId}`)).status, 200, 'there before the purge');
+  const row = f.s.svc.db.prepare('SELECT m.id, m.message_id FROM mails m JOIN messages g ON g.id = m.message_id WHERE g.msg_id = ?').get(edge.body.message_id) as { id: number; message_id: number };
+  const move = (at: number): string => {
+    const id = newMailId(at);
+    f.s.svc.db.prepare('UPDATE mails SET mail_id = ?, received_at = ? WHERE id = ?').run(id, at, row.id);
+    f.s.svc.db.prepare('UPDATE messages SET received_at = ? WHERE id = ?').run(at, row.message_id);
+    return id;
+  };
+  const inside = move(cutoff + 600_000);
+  t.equal((await f.s.api('GET', `/v1/mails/${inside}`)).status, 200, 'received ten minutes after the cutoff: there');
+  const outside = move(cutoff - 600_000);
+  t.same(await codeOf(`/v1/mails/${outside}`), [404, 'mail_outside_retention'], 'received before the cutoff: outside, though not purged yet');
+  t.equal((await f.s.api('GET', '/v1/mails?start_date=2020-01-01')).body.data.some((m: { mail_id: string }) => m.mail_id === outside), true, 'the row is still there');
   t.equal(await purgeExpired(f.s.svc.db, spool), 1);
-  const gone = await f.s.api('GET', `/v1/mails/${edgeId}`);
-  t.same([gone.status, gone.body.code], [404, 'mail_outside_retention']);
+  t.same(await codeOf(`/v1/mails/${outside}`), [404, 'mail_outside_retention'], 'and after the purge');
+  t.same(await codeOf(`/v1/mails/${newMailId(cutoff + 600_000)}`), [404, 'mail_not_found'], 'an unknown id inside the window was never there');
 });

@@ -12,6 +12,7 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['subject sent with template_id', { template_id: 1, html: undefined }, '/subject', /template_id/],
     ['html sent with template_id', { template_id: 1, subject: undefined }, '/html', /template_id/],
     ['text sent with template_id', { template_id: 1, subject: undefined, html: undefined, text: 'x' }, '/text'],
+    ['a template_id past 2^53 - 1 (JSON cannot carry it exactly)', { template_id: 2 ** 53 + 2, subject: undefined, html: undefined }, '/template_id'],
     ['subject over 254 characters', { subject: 'x'.repeat(255) }, '/subject'],
     ['empty subject', { subject: '' }, '/subject'],
     ['empty html', { html: '' }, '/html'],

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mailIdDate, newMailId, newMsgId } from '../../../src/accept/ids';
+import { mailIdDate, mailIdTime, newMailId, newMsgId } from '../../../src/accept/ids';
 
 t.test('ids keep their documented format and date', async (t) => {
   const at = Date.UTC(2026, 10, 22, 23, 59, 59, 999);
@@ -23,4 +23,13 @@ t.test('ids made later sort after ids made earlier (one index page per batch)', 
     t.ok(newMsgId(a) < newMsgId(b), `msg_id at +${times[i - 1]} ms sorts before +${times[i]} ms`);
   }
   t.not(newMailId(start), newMailId(start), 'ids of the same millisecond still differ');
+});
+
+t.test('a mail_id names its reception instant; an id without one names only its day', async (t) => {
+  for (const at of [Date.UTC(2026, 10, 22), Date.UTC(2026, 10, 22, 9, 33, 49, 123), Date.UTC(2026, 10, 22, 23, 59, 59, 999)]) {
+    t.equal(mailIdTime(newMailId(at)), at, new Date(at).toISOString());
+  }
+  t.equal(mailIdTime('20261122zzzzzzabcdefghij'), null, 'a time of day past the day (ids made before the encoding)');
+  t.equal(mailIdDate('20261122zzzzzzabcdefghij'), Date.UTC(2026, 10, 22));
+  t.equal(mailIdTime('20261322222222abcdefghij'), null, 'no such date');
 });
