@@ -31,11 +31,14 @@ export function trackHtml(html: string, mailId: string, links: LinkBuilder): str
 }
 
 /**
- * Headers the platform writes at delivery (spec, send rule 2, beside Received and the signature);
- * a value a client sent (over SMTP: the HTTP door refuses them) is replaced, not doubled: a
- * client's Sender would show the recipient another author "on behalf of" the registered sender.
+ * Headers the platform writes at delivery (spec, send rule 2, beside Received); a value a client
+ * sent (over SMTP: the HTTP door refuses them) is replaced, not doubled: a client's Sender would
+ * show the recipient another author "on behalf of" the registered sender. Return-Path is written
+ * by the final MTA from our envelope (RFC 5321 §4.4), so a client's would only lie about it (Postfix
+ * drops it, with Content-Length, in message_drop_headers); the only DKIM-Signature is ours (compose),
+ * and a client's would not verify on the tracked copy anyway.
  */
-const managed = new Set(['list-unsubscribe', 'list-unsubscribe-post', 'sender', 'bounce-to', 'x-mailer', 'priority']);
+const managed = new Set(['list-unsubscribe', 'list-unsubscribe-post', 'sender', 'bounce-to', 'x-mailer', 'priority', 'return-path', 'content-length', 'dkim-signature']);
 
 export interface TrackOptions {
   mailId: string; links: LinkBuilder; unsubscribeMailto: string; trackHtml: boolean;

@@ -11,7 +11,7 @@ export interface Listener { name: string; port: number; close(): Promise<void> }
 
 export const formatAddress = (a: AddressInfo): string => (a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`);
 
-export async function listenSmtp(server: SMTPServer, o: { name: string; port: number; host: string; log: Logger; errorEvent: string }): Promise<Listener> {
+export async function listenSmtp(server: CompletingServer, o: { name: string; port: number; host: string; log: Logger; errorEvent: string }): Promise<Listener> {
   const address = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => {
@@ -22,38 +22,78 @@ export async function listenSmtp(server: SMTPServer, o: { name: string; port: nu
   // Client-side trouble (resets, TLS failures) is reported here; it never ends the process.
   server.on('error', (err: Error) => o.log.debug({ event: o.errorEvent, listener: o.name, err }, 'SMTP connection error'));
   logReady(o.log, { listener: o.name, address: formatAddress(address) }, `${o.name} listening on ${formatAddress(address)}`);
-  return {
-    name: o.name,
-    port: address.port,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Sessions between transactions are told at once instead of holding the stop for the
-      // server's closeTimeout; one with a transaction under way (MAIL given) finishes it first,
-      // and its next command is answered 421 by smtp-server.
-      for (const c of server.connections) {
-        if (c.session.envelope?.mailFrom) continue;
-        c.send(421, '4.3.2 Service shutting down, retry later');
-        c.close();
-      }
-    }),
-  };
+  return { name: o.name, port: address.port, close: () => server.drain() };
 }
 
-/**
- * smtp-server runs with ENHANCEDSTATUSCODES hidden (it would derive codes from the number alone
- * and double ours), so its own replies (syntax, sequence, limits) get theirs here, on every
- * listener: each new connection's send() completes the reply text before it is written
- * (reply.ts completeReply).
- */
 type Connection = SMTPServer['connections'] extends Set<infer C> ? C : never;
+/** smtp-server's own members this file relies on, absent from its types. */
+type ConnectionInternals = Connection & { _onCommand(command: Buffer, callback?: () => void): void; _closed?: boolean; _closing?: boolean };
 
+const shuttingDown = '4.3.2 Service shutting down, retry later';
+const inTransaction = (c: Connection): boolean => Boolean(c.session.envelope?.mailFrom);
+
+/**
+ * Every SMTP listener's server (submission, smtps, the inbound MX), adding two things to
+ * smtp-server:
+ * - Enhanced status codes. smtp-server runs with ENHANCEDSTATUSCODES hidden (it would derive
+ *   codes from the number alone and double ours), so its own replies (syntax, sequence, limits)
+ *   get theirs here: each new connection's send() completes the reply text before it is written
+ *   (reply.ts completeReply).
+ * - A graceful stop (CONTRACT §1: finish in-flight SMTP transactions). smtp-server's close()
+ *   answers every later command 421, so a client between RCPT and DATA lost its transaction.
+ *   drain() instead stops listening, tells sessions between transactions 421 at once, and lets a
+ *   transaction under way (MAIL given) run to its final reply, after which the session is told
+ *   421 too; at the shutdown bound (closeTimeout) whatever remains is closed.
+ */
 export class CompletingServer extends SMTPServer {
+  private draining = false;
+
   override connect(...args: Parameters<SMTPServer['connect']>): void {
     super.connect(...args);
     let created: Connection | undefined;
     for (const c of this.connections) created = c; // a Set keeps insertion order: the last is new
     if (!created) return;
-    const send = created.send.bind(created);
-    created.send = (code, data, context) => send(code, typeof data === 'string' ? completeReply(code, data) : data, context);
+    const c = created as ConnectionInternals;
+    const send = c.send.bind(c);
+    c.send = (code, data, context) => {
+      send(code, typeof data === 'string' ? completeReply(code, data) : data, context);
+      // A transaction's final reply is sent before smtp-server resets the session: look after it.
+      if (this.draining) setImmediate(() => this.releaseIfIdle(c));
+    };
+    const onCommand = c._onCommand.bind(c);
+    c._onCommand = (command, callback) => {
+      if (this.draining && !inTransaction(c) && !/^QUIT\b/i.test(command.toString('latin1'))) return this.release(c);
+      onCommand(command, callback);
+    };
+  }
+
+  /** Stops listening and resolves once every session has ended (see the class comment). */
+  drain(): Promise<void> {
+    this.draining = true;
+    return new Promise<void>((resolve) => {
+      // net's close() stops accepting now and calls back once every connection has closed.
+      this.server.close(() => {
+        clearTimeout(bound);
+        resolve();
+      });
+      // Sockets still in the PROXY header or TLS handshake have no session to finish.
+      for (const s of (this as unknown as { _pendingSockets: Set<{ destroy(): void }> })._pendingSockets) s.destroy();
+      for (const c of this.connections) this.releaseIfIdle(c);
+      const bound = setTimeout(() => {
+        for (const c of this.connections) this.release(c);
+      }, this.options.closeTimeout ?? 30_000);
+      bound.unref();
+    });
+  }
+
+  private releaseIfIdle(c: Connection): void {
+    if (!inTransaction(c)) this.release(c);
+  }
+
+  private release(c: Connection): void {
+    const internals = c as ConnectionInternals;
+    if (internals._closed || internals._closing) return;
+    c.send(421, shuttingDown);
+    c.close();
   }
 }

@@ -6,7 +6,7 @@
  * domain, a bare postmaster — and refuses everything else with 550 5.1.1 (never an open relay).
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
  */
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
@@ -129,7 +129,7 @@ async function handle(deps: MxDeps, secret: Buffer, raw: Buffer, roles: Role[]):
   return 'message without a report: ignored';
 }
 
-function createServer(deps: MxDeps): SMTPServer {
+function createServer(deps: MxDeps): CompletingServer {
   const hostname = deps.config.hostname;
   const secret = trackingSecret(deps.config.dataDir);
   return new CompletingServer({

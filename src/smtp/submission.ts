@@ -3,7 +3,7 @@
  * authenticates, enforces the session limits (recipients, size), parses the message and maps
  * its X-Svc-* headers; every sending rule lives in accept. Replies are built by reply.ts.
  */
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { MailParser, simpleParser, type ParsedMail } from 'mailparser';
 import { Headers } from '@zone-eu/mailsplit';
 import type { Db } from '../store/db';
@@ -162,7 +162,7 @@ async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submissi
   };
 }
 
-function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: TlsCredentials): SMTPServer {
+function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: TlsCredentials): CompletingServer {
   const { db, config, log, accept } = deps;
   const insecureAuth = config.smtpAllowInsecureAuth;
   // Translates a failure for the wire; an unexpected one is logged here, once.

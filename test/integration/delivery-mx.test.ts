@@ -64,7 +64,8 @@ t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one wi
   t.equal(await c.login(w.slug, key), null);
   const eight = Buffer.from('From: news@brand.test\r\nTo: ana@example.test\r\nSubject: =?utf-8?Q?ol=C3=A1?=\r\nMIME-Version: 1.0\r\n'
     + 'Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nñandú\r\n', 'utf8');
-  const seven = 'From: news@brand.test\r\nSender: ceo@bank.test\r\nX-Mailer: Outlook\r\nTo: bo@example.test\r\nSubject: plain\r\n\r\nascii only\r\n';
+  const seven = 'Return-Path: <attacker@evil.test>\r\nDKIM-Signature: v=1; a=rsa-sha256; d=evil.test; s=x; h=from; bh=AA==; b=AA==\r\nContent-Length: 5\r\n'
+    + 'From: news@brand.test\r\nSender: ceo@bank.test\r\nX-Mailer: Outlook\r\nTo: bo@example.test\r\nSubject: plain\r\n\r\nascii only\r\n';
   t.equal((await c.send('news@brand.test', ['ana@example.test'], eight)).err, null);
   t.equal((await c.send('news@brand.test', ['bo@example.test'], seven)).err, null);
   const got = await waitFor(() => (w.sink.received.length >= 2 ? w.sink.received : undefined), { what: 'both at the MX' });
@@ -75,6 +76,8 @@ t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one wi
   const head = of('bo@example.test')?.raw.toString('latin1').split('\r\n\r\n')[0] ?? '';
   t.same([...head.matchAll(/^(Sender|X-Mailer): (.*)$/gim)].map((x) => `${x[1]}: ${x[2]}`), ['Sender: news@brand.test', 'X-Mailer: Estafeta'],
     'a client\'s Sender and X-Mailer are replaced by the platform\'s, not delivered beside them');
+  t.same([...head.matchAll(/^(Return-Path|Content-Length):.*$/gim)], [], 'a client\'s Return-Path and Content-Length are dropped (the envelope says where bounces go)');
+  t.same([...head.matchAll(/^DKIM-Signature:.*\bd=([^;\s]+)/gim)].map((x) => x[1]), ['brand.test'], 'the only signature is the platform\'s');
 });
 
 t.test('a mail accepted before its domain was deleted is still signed when it leaves (CONTRACT §5: every delivered message)', async (t) => {
