@@ -49,7 +49,10 @@ export function createAccept(deps: AcceptDeps): Accept {
 
     const msgId = newMsgId(at);
     const bytes = await assemble(sub, { msgId, hostname: config.hostname, at, senderName: sender.row.name }, workers);
-    if (bytes.length > limits.messageBytes) {
+    // Over SMTP the limit is the client's message, checked by the door on the bytes it received
+    // (CONTRACT §4, RFC 1870 SIZE): a message of exactly 15 MB stays acceptable when the platform
+    // adds the Date and Message-ID it lacked.
+    if (sub.door === 'http' && bytes.length > limits.messageBytes) {
       throw new ServiceError('request_too_large', `The assembled message is ${bytes.length} bytes; the maximum is ${limits.messageBytes}.`, { max_bytes: limits.messageBytes });
     }
     bandwidth.take(instance, bytes.length, now());

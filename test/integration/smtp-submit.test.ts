@@ -206,6 +206,21 @@ t.test('a message over 15 MB is 552 5.3.4 without a SIZE declaration, and the se
   t.match(r1.err?.response, /^552 5\.3\.4 request_too_large /);
   const r2 = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'Small'));
   t.match(r2.info?.response, queued);
+  // The limit is the client's message: exactly 15 MB without Date and Message-ID is accepted,
+  // though the stored copy gains the two headers the platform adds.
+  const exactly = (size: number): string => {
+    const head = message(from, rcpt('x'), 'Exact').replace('hello\r\n', '');
+    const body = line.repeat(Math.floor((size - head.length) / line.length));
+    const rest = size - head.length - body.length;
+    return head + body + (rest >= 2 ? `${'b'.repeat(rest - 2)}\r\n` : '');
+  };
+  const limit = exactly(15728640);
+  t.equal(Buffer.byteLength(limit), 15728640);
+  t.notMatch(limit.slice(0, 400), /^(Date|Message-ID):/im);
+  t.match((await c.send(from, [rcpt('x')], limit)).info?.response, queued, '15728640 bytes: accepted');
+  const over = exactly(15728641);
+  t.equal(Buffer.byteLength(over), 15728641);
+  t.equal((await c.send(from, [rcpt('x')], over)).err?.responseCode, 552, 'one byte more: 552');
 });
 
 t.test('a subject over 254 characters is 554 5.6.0; 254 is accepted', async (t) => {
