@@ -101,9 +101,11 @@ function withRuleErrors(errors: FieldError[], submission: Submission): FieldErro
 
 /**
  * The body with every field the schema refused made harmless for the rules: left out, or, where
- * leaving it out would change another rule's verdict, a valid stand-in. A refused recipient or
- * attachment stands in as a distinct valid one (the counts still count it); a refused
- * template_id as some id (the content rules apply as the client meant them).
+ * leaving it out would change another rule's verdict, a valid stand-in. In a recipient, reply_to
+ * or attachment only the refused members stand in (and unknown ones go), so its other members are
+ * still checked: {"email": "bad", "name": 5} reports both. A refused item as a whole (not an
+ * object) stands in as a distinct valid one (the counts still count it); a refused template_id
+ * as some id (the content rules apply as the client meant them).
  */
 function wellTyped(body: Record<string, unknown>, errors: FieldError[]): Record<string, unknown> {
   // Every pointer that fails, and each of its ancestors, in a set: one lookup per field, so a
@@ -113,14 +115,23 @@ function wellTyped(body: Record<string, unknown>, errors: FieldError[]): Record<
     for (let at = e.pointer; at !== ''; at = at.slice(0, at.lastIndexOf('/'))) failingPrefixes.add(at);
   }
   const failing = (pointer: string): boolean => failingPrefixes.has(pointer);
+  const repaired = (pointer: string, item: unknown, standIn: Record<string, unknown>): unknown => {
+    if (!failing(pointer)) return item;
+    if (!isObject(item)) return standIn;
+    return Object.fromEntries(Object.entries(standIn).map(([k, v]) => [k, failing(`${pointer}/${k}`) || !Object.hasOwn(item, k) ? v : item[k]]));
+  };
+  const list = (key: string, value: unknown, standIn: (i: number) => Record<string, unknown>): unknown[] =>
+    (Array.isArray(value) ? value.map((item, i) => repaired(`/${key}/${i}`, item, standIn(i))) : []);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
     if (!failing(`/${key}`)) {
       out[key] = value;
     } else if (key === 'to' || key === 'cc' || key === 'bcc') {
-      out[key] = Array.isArray(value) ? value.map((r, i) => (failing(`/${key}/${i}`) ? { email: `stand-in-${key}-${i}@example.invalid` } : r)) : [];
+      out[key] = list(key, value, (i) => ({ email: `stand-in-${key}-${i}@example.invalid`, name: null }));
     } else if (key === 'attachments') {
-      out[key] = Array.isArray(value) ? value.map((a, i) => (failing(`/attachments/${i}`) ? { type: 'application/octet-stream', content: '', filename: 'stand-in' } : a)) : [];
+      out[key] = list(key, value, () => ({ type: 'application/octet-stream', content: '', filename: 'stand-in' }));
+    } else if (key === 'reply_to') {
+      if (isObject(value)) out[key] = repaired('/reply_to', value, { email: 'stand-in@example.invalid', name: null });
     } else if (key === 'headers') {
       out[key] = isObject(value) ? Object.fromEntries(Object.entries(value).filter(([name, v]) => typeof v === 'string' && !failing(`/headers/${pointerToken(name)}`))) : {};
     } else if (key === 'template_id') {

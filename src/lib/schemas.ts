@@ -95,7 +95,9 @@ function fieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
     seen.add(item.pointer);
     out.push(item);
   }
-  return out;
+  // An "X or null" field whose object failed on its members: the null branch's "must be null" at
+  // the field itself says nothing the members' errors do not (reply_to {"email": "nope"}).
+  return out.filter((e) => e.code !== 'none_required' || !out.some((o) => o.pointer.startsWith(`${e.pointer}/`)));
 }
 
 /** Items or keys past which a body is read no further (valid bodies hold a few dozen). */

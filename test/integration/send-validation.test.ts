@@ -104,6 +104,11 @@ t.test('one 422 lists every failing field, whether the schema or a rule of the s
   // A refused template_id keeps the content rules as meant: no "missing html" for a template send.
   t.same(await pointers({ template_id: 'seven', subject: undefined, html: undefined }), ['/template_id']);
   t.same(await pointers({ attachments: [{ type: 'text/plain', filename: 'a', content: 'not base64!' }], category: '!!!' }), ['/attachments/0/content', '/category']);
+  // Within one recipient, reply_to or attachment, each member is its own field.
+  t.same(await pointers({ to: [{ email: 'bad', name: 5 }] }), ['/to/0/email', '/to/0/name']);
+  t.same(await pointers({ cc: [{ email: 'bad', x: 1 }] }), ['/cc/0/email', '/cc/0/x']);
+  t.same(await pointers({ reply_to: { email: 'nope', name: [] } }), ['/reply_to/email', '/reply_to/name']);
+  t.same(await pointers({ attachments: [{ type: 'x', content: '@@', filename: 'f' }] }), ['/attachments/0/content', '/attachments/0/type']);
   const once = await f.send({ subject: 'a'.repeat(255) });
   t.equal(once.body.errors.filter((e: { pointer: string }) => e.pointer === '/subject').length, 1, 'a field is reported once');
 });
