@@ -92,6 +92,9 @@ function readJson(file: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+const hostLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
+const isHostName = (name: string): boolean => name.length <= 253 && name.split('.').every((l) => hostLabel.test(l));
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Readonly<Config> {
   const merged: Record<string, unknown> = { ...readJson(path.join(projectRoot, 'config', 'default.json')) };
   if (env.ESTAFETA_CONFIG) Object.assign(merged, readJson(path.resolve(cwd, env.ESTAFETA_CONFIG)));
@@ -114,6 +117,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError(`invalid configuration at ${where}: ${why}`);
   }
   const c = merged as unknown as Config;
+  // A configured name goes into every EHLO, Message-ID and DNS record the CLI prints: one that is
+  // not a host name ("", "bad host!") stops the start here. The OS's own name is taken as it is.
+  if (c.hostname !== null && !isHostName(c.hostname)) {
+    throw new ConfigError(`ESTAFETA_HOSTNAME (hostname): "${c.hostname}" is not a host name (letters, digits and hyphens in dot-separated labels)`);
+  }
   if (c.hostname === null) c.hostname = os.hostname();
   c.hostname = c.hostname.toLowerCase();
   c.dataDir = path.resolve(cwd, c.dataDir);

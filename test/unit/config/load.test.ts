@@ -75,6 +75,15 @@ t.test('URLs the service builds on are checked at load; `off` turns any optional
     t.throws(() => loadConfig({ ESTAFETA_PUBLIC_URL: bad }), /ESTAFETA_PUBLIC_URL/, bad);
   }
   t.equal(loadConfig({ ESTAFETA_PUBLIC_URL: 'https://mail.example.com/estafeta/' }).publicUrl, 'https://mail.example.com/estafeta');
+  for (const bad of ['bad host!', 'a..b', '-mail.example', 'mail_x.example', `${'a'.repeat(64)}.example`]) {
+    t.throws(() => loadConfig({ ESTAFETA_HOSTNAME: bad }), /ESTAFETA_HOSTNAME \(hostname\): .* is not a host name/, bad);
+  }
+  const hostDir = tempDir();
+  fs.writeFileSync(path.join(hostDir, 'h.json'), JSON.stringify({ hostname: '' }));
+  t.throws(() => loadConfig({ ESTAFETA_CONFIG: 'h.json' }, hostDir), /ESTAFETA_HOSTNAME/, 'an empty name in the file');
+  t.equal(loadConfig({ ESTAFETA_HOSTNAME: 'MX1.Example.Test' }).hostname, 'mx1.example.test');
+  t.equal(loadConfig({ ESTAFETA_HOSTNAME: 'localhost' }).hostname, 'localhost', 'one label is a host name');
+  t.ok(loadConfig({ ESTAFETA_HOSTNAME: '' }).hostname.length > 0, 'empty in the environment: off, the OS host name');
   for (const bad of ['smtp://', 'smtp://h:notaport', 'http://relay.example:25', 'relay.example:25']) {
     t.throws(() => loadConfig({ ESTAFETA_RELAY: bad }), /ESTAFETA_RELAY/, bad);
   }
