@@ -8,6 +8,7 @@ import { answerClientError, answerConnect, answerExpectation } from './http/clie
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { openDb, type Db } from './store/db';
+import { recordServerSettings } from './store/settings';
 import type { Config } from './config/load';
 import { createLogger, logReady, type Logger } from './lib/log';
 import { createMetrics } from './lib/metrics';
@@ -43,6 +44,7 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
 
 export async function startService(config: Readonly<Config>, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const db = openDb(config.dataDir);
+  recordServerSettings(db, { hostname: config.hostname, dnsServers: config.dnsServers }, Date.now());
   const metrics = createMetrics();
   // The spool reclaims a segment once no message still to deliver references it.
   const spool = openSpool(config.dataDir, { live: (file) => spoolFileIsLive(db, file), registry: metrics.registry });

@@ -4,7 +4,8 @@
  * on stdout, exit 0; on failure {"code","detail"} and a non-zero exit.
  */
 import type { Command } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config/load';
+import { ConfigError, loadConfigSources, type Config } from '../config/load';
+import { readServerSettings } from '../store/settings';
 import { openDb, type Db } from '../store/db';
 import { asServiceError, ServiceError } from '../errors';
 import { requireInstance } from '../instances/instances';
@@ -34,8 +35,9 @@ export function run(fn: Action) {
     const args = raw.slice(0, -2) as string[];
     let db: Db | undefined;
     try {
-      const config = loadConfig();
-      db = openDb(config.dataDir);
+      const own = loadConfigSources();
+      db = openDb(own.config.dataDir);
+      const config = withServerSettings(own.config, own.given, db);
       const handle = db;
       const ctx: CliContext = { config, db: handle, now: Date.now(), instance: (slug) => requireInstance(handle, slug) };
       const result = await fn(ctx, args, opts);
@@ -58,6 +60,19 @@ export function run(fn: Action) {
       db?.close();
     }
   };
+}
+
+/**
+ * The CLI's configuration with the running server's host name and resolvers for those it was
+ * not given itself (store/settings.ts): a CLI run given only the data dir acts as the server does.
+ */
+function withServerSettings(config: Readonly<Config>, given: ReadonlySet<string>, db: Db): Readonly<Config> {
+  const server = readServerSettings(db);
+  return Object.freeze({
+    ...config,
+    hostname: !given.has('hostname') && server.hostname ? server.hostname : config.hostname,
+    dnsServers: !given.has('dnsServers') && server.dnsServers ? server.dnsServers : config.dnsServers,
+  });
 }
 
 /** Commander option parsers that fail with the spec's validation_error. */

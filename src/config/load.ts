@@ -96,11 +96,26 @@ const hostLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
 const isHostName = (name: string): boolean => name.length <= 253 && name.split('.').every((l) => hostLabel.test(l));
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Readonly<Config> {
+  return loadConfigSources(env, cwd).config;
+}
+
+/**
+ * The configuration and the keys the operator set (a value in the environment or the
+ * ESTAFETA_CONFIG file; one turned off there counts as not set): the CLI takes the running
+ * server's value for a key it was not given (cli/context.ts).
+ */
+export function loadConfigSources(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { config: Readonly<Config>; given: ReadonlySet<string> } {
   const merged: Record<string, unknown> = { ...readJson(path.join(projectRoot, 'config', 'default.json')) };
-  if (env.ESTAFETA_CONFIG) Object.assign(merged, readJson(path.resolve(cwd, env.ESTAFETA_CONFIG)));
+  const given = new Set<string>();
+  const set = (key: string, value: unknown): void => {
+    merged[key] = value;
+    if (value === null || (Array.isArray(value) && value.length === 0)) given.delete(key);
+    else given.add(key);
+  };
+  if (env.ESTAFETA_CONFIG) for (const [key, value] of Object.entries(readJson(path.resolve(cwd, env.ESTAFETA_CONFIG)))) set(key, value);
   for (const [name, [key, kind]] of Object.entries(envKeys)) {
     const raw = env[name];
-    if (raw !== undefined) merged[key] = parseEnv(name, raw, kind);
+    if (raw !== undefined) set(key, parseEnv(name, raw, kind));
   }
   const schema = readJson(path.join(schemaDir, 'config.schema.json'));
   const ajv = new Ajv({ useDefaults: true, allErrors: true });
@@ -163,7 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       throw new ConfigError(`ESTAFETA_TLS_CERT / ESTAFETA_TLS_KEY: not a usable certificate and key: ${(err as Error).message}`);
     }
   }
-  return Object.freeze(c);
+  return { config: Object.freeze(c), given };
 }
 
 function urlOrNull(s: string): URL | null {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { allVerified, HOSTNAME, sharedWorld, states } from './domains-fixture';
+import { runCli } from '../helpers/service';
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -38,6 +39,21 @@ t.test('the CLI validate gives the same Domain object as the API and repeating i
   t.same(cli.json.dns_records, api.body.dns_records);
   const again = await f.validate();
   t.same(states(again.body), allVerified);
+});
+
+t.test('a CLI given only the data dir uses the running server\'s host name and resolvers (CONTRACT §3: same configuration)', async (t) => {
+  const f = await fixture();
+  f.dns.setZone(f.zone());
+  const bare = (...args: string[]) => runCli({ ESTAFETA_DATA_DIR: f.s.dataDir }, args);
+  const cli = await bare('domain', 'validate', f.slug, f.name, '--json');
+  t.equal(cli.code, 0, cli.stdout);
+  t.same(states(cli.json), allVerified, 'validated through the server\'s resolvers, not the system ones');
+  t.same(cli.json.dns_records, f.domain.dns_records, `the records of ${HOSTNAME}, not of the OS host name`);
+  const dkim = await bare('domain', 'dkim', f.slug, f.name, '--json');
+  t.same(dkim.json, f.dkim);
+  // A value the CLI is given itself still wins.
+  const own = await runCli({ ESTAFETA_DATA_DIR: f.s.dataDir, ESTAFETA_HOSTNAME: 'other.example.test' }, ['domain', 'dkim', f.slug, f.name, '--json']);
+  t.ok(own.json.selectors.every((sel: { cname_target: string }) => sel.cname_target.endsWith('.other.example.test')), 'the CLI\'s own setting');
 });
 
 t.test('a wrong SPF record fails SPF only; the other three verify', async (t) => {

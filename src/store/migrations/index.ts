@@ -9,7 +9,8 @@ import * as m100 from './100-mail-list-order';
 import * as m110 from './110-test-mode-index';
 import * as m120 from './120-recipient-nocase';
 import * as m130 from './130-signed-mailboxes';
+import * as m140 from './140-server-settings';
 
 export interface Migration { version: number; name: string; sql: string }
 
-export const migrations: Migration[] = [m001, m020, m030, m060, m080, m090, m100, m110, m120, m130];
+export const migrations: Migration[] = [m001, m020, m030, m060, m080, m090, m100, m110, m120, m130, m140];
