@@ -40,16 +40,25 @@ const headers = (names: string[]): Json => Object.fromEntries(names.map((h) => [
 function requestContent(body: string, multipart: boolean): Json {
   const json = { 'application/json': { schema: { $ref: `#/components/schemas/${body}` } } };
   if (!multipart) return json;
+  // "X or null" fields (reply_to) are structured too: their object travels as a JSON string.
+  const isStructured = (schema: Json): boolean => {
+    const type = schema.type;
+    return schema.$ref !== undefined || type === 'array' || type === 'object' || (Array.isArray(type) && (type.includes('array') || type.includes('object')))
+      || (Array.isArray(schema.anyOf) && (schema.anyOf as Json[]).some(isStructured));
+  };
   const doc = schemaDocs.find((d) => d.$id === body) as (SchemaDoc & { properties?: Record<string, Json>; required?: string[] }) | undefined;
   const properties: Record<string, Json> = {};
   for (const [name, schema] of Object.entries(doc?.properties ?? {})) {
-    const type = schema.type;
-    const structured = schema.$ref !== undefined || type === 'array' || type === 'object' || (Array.isArray(type) && (type.includes('array') || type.includes('object')));
+    const structured = isStructured(schema);
     if (name === 'attachments') properties[name] = { type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' }, description: 'File parts: each part\'s filename and Content-Type are the attachment\'s; at most 10 MB each.' };
     else properties[name] = structured ? { type: 'string', contentMediaType: 'application/json', description: `The JSON value of "${name}" (see the JSON body).` } : rewriteRefs(schema) as Json;
   }
   return { ...json, 'multipart/form-data': { schema: { type: 'object', required: doc?.required ?? [], properties }, encoding: { attachments: { contentType: 'application/octet-stream' } } } };
 }
+
+const bodyDescription = (multipart: boolean): string =>
+  `The body may be sent with \`Content-Encoding: gzip\`; its size limit (413 request_too_large with max_bytes) holds for the bytes transferred and for the inflated bytes.${
+    multipart ? ' As multipart/form-data, every field is a text part (arrays and objects as JSON strings) and `attachments` are binary file parts; a text part named `attachments` is 422.' : ''}`;
 
 function operation(ep: Endpoint): Json {
   const parameters: Json[] = [];
@@ -95,7 +104,7 @@ function operation(ep: Endpoint): Json {
     ...(ep.scope ? { 'x-scope': ep.scope } : {}),
     description: ep.scope ? `Scope: \`${ep.scope}\` (or an API key with access_type \`all\`).` : 'Any valid API key of the instance.',
     parameters,
-    ...(ep.body ? { requestBody: { required: true, content: requestContent(ep.body, ep.multipart === true) } } : {}),
+    ...(ep.body ? { requestBody: { required: true, description: bodyDescription(ep.multipart === true), content: requestContent(ep.body, ep.multipart === true) } } : {}),
     responses,
     security: [{ apiKey: [] }],
   };

@@ -91,6 +91,8 @@ t.test('/openapi.json declares what the service answers: media types, headers, e
   const form = send.requestBody.content['multipart/form-data'];
   t.equal(form.schema.properties.attachments.items.contentMediaType, 'application/octet-stream', 'multipart: binary file parts');
   t.equal(form.schema.properties.to.contentMediaType, 'application/json', 'multipart: arrays as JSON strings');
+  t.equal(form.schema.properties.reply_to.contentMediaType, 'application/json', 'multipart: an "object or null" as a JSON string too');
+  t.match(send.requestBody.description, /Content-Encoding: gzip/, 'gzip bodies are part of the contract (spec, alternative encodings)');
   t.ok(doc.paths['/v1/activities/sent/export'].get.responses['200'].content['text/csv'], 'exports are CSV by default');
   const pageSize = (path: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === 'page_size').schema.default;
   t.same([pageSize('/v1/mails'), pageSize('/v1/mail-templates')], [20, 10], 'page_size defaults');
