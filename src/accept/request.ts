@@ -4,7 +4,7 @@
  * The contract rules shared with SMTP live in validate.ts.
  */
 import { pointerToken, ServiceError, validationError, type FieldError } from '../errors';
-import { bodyErrors, boundedBody } from '../lib/schemas';
+import { bodyErrors, boundedBody, schemaDocs } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
 import { chars, checkSubmission } from './validate';
 
@@ -27,7 +27,10 @@ export interface SendRequest {
   custom_group_code?: string | null;
 }
 
-const mimeType = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/;
+// A multipart file part's type and filename obey the JSON attachment's schema patterns.
+const attachmentFields = (schemaDocs.find((d) => d.$id === 'SendAttachment') as unknown as { properties: Record<string, { pattern: string }> }).properties;
+const mimeType = new RegExp(attachmentFields.type.pattern, 'u');
+const fileName = new RegExp(attachmentFields.filename.pattern, 'u');
 
 /**
  * RFC 4648 §4 with padding, no whitespace or line breaks ("strict"), canonical (a decode and
@@ -179,8 +182,8 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
       errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_short', message: 'A file part needs a filename', params: { min_length: 1 } });
     } else if (chars(f.filename) > 255) {
       errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_long', message: 'A filename is at most 255 characters', params: { max_length: 255 } });
-    } else if (f.filename.trim() === '') {
-      errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_pattern_mismatch', message: 'A filename cannot be blank', params: { pattern: '\\S' } });
+    } else if (!fileName.test(f.filename)) {
+      errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_pattern_mismatch', message: 'A filename is a file name: not blank, no path, no control characters', params: { pattern: fileName.source } });
     } else if (!mimeType.test(f.contentType.split(';')[0].trim())) {
       errors.push({ pointer: `/attachments/${i}/type`, code: 'string_pattern_mismatch', message: 'The part Content-Type must be type/subtype' });
     } else attachments.push({ filename: f.filename, contentType: f.contentType.split(';')[0].trim().toLowerCase(), content: f.content });

@@ -75,11 +75,12 @@ t.test('multipart/form-data: JSON fields as strings, attachments as binary file 
   t.equal(bj.status, 422);
   t.equal(bj.body.errors[0].pointer, '/to');
 
-  // A file part's filename follows the JSON attachment's rules: not blank, at most 255 characters.
-  for (const [filename, code] of [['  ', 'string_pattern_mismatch'], ['n'.repeat(256), 'string_too_long']]) {
+  // A file part's filename follows the JSON attachment's rules: a file name (not blank, not a
+  // directory), at most 255 characters. busboy keeps a part's base name only: ".." is nothing.
+  for (const [filename, code, partCode] of [['  ', 'string_pattern_mismatch'], ['..', 'string_pattern_mismatch', 'string_too_short'], ['n'.repeat(256), 'string_too_long']]) {
     const form = multipart([...fields, { name: 'attachments', filename, type: 'text/plain', content: Buffer.from('x') }]);
     const r = await f.s.api('POST', '/v1/mails/send', { raw: form.body, headers: { 'Content-Type': form.type } });
-    t.same([r.status, r.body.errors?.[0]?.pointer, r.body.errors?.[0]?.code], [422, '/attachments/0/filename', code], `filename ${filename.slice(0, 5)}…`);
+    t.same([r.status, r.body.errors?.[0]?.pointer, r.body.errors?.[0]?.code], [422, '/attachments/0/filename', partCode ?? code], `filename ${filename.slice(0, 5)}…`);
     const json = await f.send({ attachments: [{ type: 'text/plain', filename, content: 'eA==' }] });
     t.same([json.status, json.body.errors?.[0]?.code], [422, code], 'the same in JSON');
   }
