@@ -3,12 +3,19 @@
  * rewritten to a signed click link, and the RFC 8058 List-Unsubscribe pair. Works on the spooled
  * bytes (mime.ts), so SMTP-submitted and API-assembled messages are treated alike.
  */
+import { decodeHTMLAttribute } from 'entities';
 import type { LinkBuilder } from '../tracking/links';
 import { rewriteEntity } from './mime';
 import { parseHeaderFields, splitMessage } from './sign';
 
-const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#38': '&', '#x26': '&' };
-const decodeAttr = (s: string): string => s.replace(/&(amp|lt|gt|quot|apos|#38|#x26);/gi, (m, e: string) => entities[e.toLowerCase()] ?? m);
+/**
+ * The URL a browser follows for an href: the attribute decoded as HTML does it (every character
+ * reference, with the attribute rules for legacy ones such as "&copy=": entities, the parser
+ * library htmlparser2 uses), then the WHATWG URL parser's own clean-up (tabs and newlines removed,
+ * leading and trailing C0 controls and spaces trimmed). The click link redirects to exactly this.
+ */
+const hrefTarget = (value: string): string =>
+  decodeHTMLAttribute(value).replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
 const encodeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 /**
@@ -23,7 +30,7 @@ const linkAttr = /(<(?:a|area)\b[^<>]*?\bhref\s*=\s*)(?:"\s*(https?:\/\/[^"]*)"|
 /** Rewrites the links of one html document and adds the pixel before </body> (or at the end). */
 export function trackHtml(html: string, mailId: string, links: LinkBuilder): string {
   const withLinks = html.replace(linkAttr, (_m, pre: string, double?: string, single?: string, bare?: string) =>
-    `${pre}"${encodeAttr(links.click(mailId, decodeAttr((double ?? single ?? bare ?? '').trim())))}"`);
+    `${pre}"${encodeAttr(links.click(mailId, hrefTarget(double ?? single ?? bare ?? '')))}"`);
   const pixel = `<img src="${encodeAttr(links.open(mailId))}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`;
   let end = -1; // the last </body>, in one pass
   for (const m of withLinks.matchAll(/<\/body\s*>/gi)) end = m.index ?? end;

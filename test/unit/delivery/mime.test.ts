@@ -79,6 +79,20 @@ t.test('every form of an href is tracked: double, single and unquoted values, on
   t.match(tracked, /href="mailto:x@example\.org"/, 'a mailto link stays');
 });
 
+t.test('a click goes where the browser would have gone: the href decoded as HTML, then cleaned as a URL', async (t) => {
+  const links = linkBuilder('https://t.example', Buffer.alloc(32, 1));
+  const target = (href: string): string | null => {
+    const out = trackHtml(`<a href="${href}">x</a>`, '20261122abcdefghijklmnop', links);
+    const click = /href="(https:\/\/t\.example\/[^"]+)"/.exec(out)?.[1] ?? '';
+    return new URL(click.replace(/&amp;/g, '&')).searchParams.get('u');
+  };
+  t.equal(target('https://ex&#97;mple.com/ent'), 'https://example.com/ent', 'a numeric reference');
+  t.equal(target('https://example.com/?a=1&amp;b=2&#x26;c=3'), 'https://example.com/?a=1&b=2&c=3');
+  t.equal(target('https://example.com/?a=1&copy=2'), 'https://example.com/?a=1&copy=2', 'a legacy name followed by = is not a reference in an attribute');
+  t.equal(target('https://example.com/p&#13;&#10;ath&#9;x'), 'https://example.com/pathx', 'tabs and newlines go, as the URL parser drops them');
+  t.equal(target('https://example.com/a&nbsp;b'), 'https://example.com/a\u00a0b');
+});
+
 // Crafted html runs through the tracker on the worker pool every door shares: each pattern must
 // scan it once. With the backtracking patterns these inputs took hours (the suite's timeout
 // fails the test); here they are tracked like any html, and their output is checked.
