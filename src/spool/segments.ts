@@ -66,7 +66,7 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
     creating = name;
     let fh: fs.promises.FileHandle;
     try {
-      fh = await fs.promises.open(path.join(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_DSYNC, 0o640);
+      fh = await fs.promises.open(path.join(dir, name), O_WRONLY | O_CREAT | O_EXCL | O_DSYNC, 0o600);
     } finally {
       creating = null;
     }

@@ -124,7 +124,7 @@ export function openSpool(dataDir: string, options: SpoolOptions = {}): Spool {
   const existing = open.get(dir);
   // A new writer (a service started again in the same process) replaces the old one.
   if (existing && !options.live) return existing;
-  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 }); // messages are the owner's alone, like the store
   const pathOf = (file: string): string => path.join(dir, path.basename(file));
   const segments = createSegments(dir, {
     segmentBytes: options.segmentBytes ?? 32 * 1024 * 1024,

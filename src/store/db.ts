@@ -11,8 +11,10 @@ import { migrations } from './migrations';
 export type Db = Database.Database;
 
 export function openDb(dataDir: string): Db {
-  fs.mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, 'estafeta.db'));
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(dataDir, 'estafeta.db');
+  ownerOnly(file);
+  const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
@@ -32,6 +34,23 @@ export function openDb(dataDir: string): Db {
   };
   migrate(db);
   return db;
+}
+
+/**
+ * The store holds every domain's DKIM private key: its files are the owner's alone (0600), like
+ * the TLS key and tracking.key. The database file is created so before SQLite opens it, since
+ * SQLite gives its -wal and -shm files the database file's mode; files of an older data dir are
+ * narrowed in place.
+ */
+function ownerOnly(file: string): void {
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      if ((fs.statSync(f).mode & 0o077) !== 0) fs.chmodSync(f, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
 }
 
 /** SQL functions the store's queries use, on every connection that runs them (see containsText). */
