@@ -12,7 +12,7 @@ import type { Logger } from '../lib/log';
 import type { Accept, Submission } from '../accept/types';
 import { limits } from '../accept/validate';
 import { authenticate, authorize, type Principal } from '../auth/api-keys';
-import { validationError } from '../errors';
+import { ServiceError, validationError } from '../errors';
 import { replies, smtpError } from './reply';
 import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
 import { toCrlf } from '../lib/header-section';
@@ -204,6 +204,9 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
       const slug = auth.username ?? '';
       const apiKey = auth.password ?? '';
       try {
+        // RFC 4616: an authorization identity other than the authenticated one asks to act as
+        // someone else, which no key may do (an empty authcid is a client that put the user there).
+        if (auth.authzid && auth.authcid && auth.authzid !== auth.authcid) throw new ServiceError('unauthorized', 'Authentication credentials invalid.');
         checkCredentials(db, slug, apiKey, session.remoteAddress);
         callback(null, { user: new SubmissionUser(slug, apiKey) });
       } catch (err) {

@@ -34,6 +34,22 @@ t.test('STARTTLS then AUTH with the slug and an API key succeeds, with PLAIN and
   }
 });
 
+t.test('AUTH PLAIN: an authorization identity other than the slug is refused; the slug there alone is the user', async (t) => {
+  const s = await startTestService(t, { ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true' });
+  const { slug, key } = await s.tenant();
+  const other = await s.tenant();
+  const plain = async (authzid: string, authcid: string): Promise<string> => {
+    const c = await lineClient(t, s.svc.ports.smtp as number);
+    await c.cmd('EHLO client.test');
+    const reply = await c.cmd(`AUTH PLAIN ${Buffer.from(`${authzid}\0${authcid}\0${key}`).toString('base64')}`);
+    c.close();
+    return reply;
+  };
+  t.match(await plain(other.slug, slug), /^535 5\.7\.8 /, 'acting as another instance (RFC 4616)');
+  t.match(await plain(slug, slug), /^235 /, 'the same identity twice');
+  t.match(await plain(slug, ''), /^235 /, 'the user in the authorization field only, as some clients send it');
+});
+
 t.test('AUTH before STARTTLS is refused unless ESTAFETA_SMTP_ALLOW_INSECURE_AUTH=true', async (t) => {
   const strict = await startTestService(t);
   const a = await strict.tenant();
