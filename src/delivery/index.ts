@@ -12,7 +12,7 @@ import { trackingSecret } from '../tracking/links';
 import { createComposePool } from './compose-pool';
 import { createScheduler } from './scheduler';
 import { createRouter } from './route';
-import { createTransport } from './transport';
+import { createTransport, NotStarted } from './transport';
 import { attemptDelivery, type AttemptDeps } from './attempt';
 import { loadAttempt, writeOutcome, type AttemptRow } from './queue';
 import type { Outcome } from './outcome';
@@ -101,6 +101,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     try {
       outcome = await attemptDelivery(attemptDeps, mail);
     } catch (err) {
+      if (err instanceof NotStarted) return; // the stop came first: no outcome, due again at the next start
       // A bug or a local outage (spool unreadable): retry later rather than lose the mail.
       log.error({ event: 'delivery.attempt_error', err, mail_id: mail.mail_id }, 'attempt failed locally');
       outcome = { kind: 'deferred', scope: 'message', response: '451 4.3.0 local error', detail: 'local error during the attempt' };
@@ -116,7 +117,9 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     start: () => scheduler.start(),
     wake: () => scheduler.wake(),
     async stop() {
-      await scheduler.stop(config.shutdownTimeout * 1000);
+      const stopped = scheduler.stop(config.shutdownTimeout * 1000); // starts nothing more from now
+      transport.drain();
+      await stopped;
       writer.drain();
       transport.close();
     },

@@ -16,9 +16,19 @@ import { classifyError, classifyReply, type Outcome } from './outcome';
 
 export interface Envelope { from: string; to: string }
 export interface Transport {
+  /** The remote verdict; throws NotStarted once drain() was called and no connection took the mail. */
   send(hop: Hop, envelope: Envelope, raw: Buffer): Promise<Outcome>;
+  /**
+   * A graceful stop (CONTRACT §1: finish the attempts in flight): idle connections close, a
+   * delivery under way on a connection finishes, and a send still waiting for a connection
+   * (several destinations share an MX host, and its pool's connection limit) is not started.
+   */
+  drain(): void;
   close(): void;
 }
+
+/** A send the stop came before: no server saw it, so it has no outcome (its claim makes it due at the next start). */
+export class NotStarted extends Error {}
 
 interface Pool { mailer: Transporter<SMTPPool.SentMessageInfo>; lastUsed: number; active: number }
 
@@ -36,8 +46,10 @@ export function tlsHandshakeFailure(response: string): boolean {
 export function createTransport(o: TransportOptions): Transport {
   const pools = new Map<string, Pool>();
   const idleMs = o.idleMs ?? 30_000;
+  let draining = false;
 
   function pool(hop: Hop, plain: boolean): Pool {
+    if (draining) throw new NotStarted('stopping: no new delivery is started');
     const key = `${hop.address}|${hop.port}|${hop.secure}|${hop.auth?.user ?? ''}|${plain}`;
     let p = pools.get(key);
     if (!p) {
@@ -64,6 +76,8 @@ export function createTransport(o: TransportOptions): Transport {
       const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
       return classifyReply(code, response, 'message');
     } catch (err) {
+      // A closed pool fails what waited in its queue before any connection took it.
+      if (draining && err instanceof Error && err.message === 'Connection pool was closed') throw new NotStarted(err.message);
       return classifyError(err);
     } finally {
       p.active--;
@@ -89,7 +103,12 @@ export function createTransport(o: TransportOptions): Transport {
       if (!tlsFailed || hop.secure) return outcome;
       return sendVia(pool(hop, true), envelope, raw);
     },
+    drain() {
+      draining = true;
+      for (const p of pools.values()) p.mailer.close();
+    },
     close() {
+      draining = true;
       clearInterval(sweep);
       for (const p of pools.values()) p.mailer.close();
       pools.clear();

@@ -16,6 +16,8 @@ export interface SinkScript {
   dropFirst?: number;
   /** Never answer DATA for the first N messages (an attempt stays in flight until the sink closes). */
   holdFirst?: number;
+  /** Answer DATA only once this settles (an attempt stays in flight until the test lets it end). */
+  gate?: Promise<unknown>;
   /** Require AUTH with these credentials (a relay). */
   auth?: { user: string; pass: string };
   /** Refuse every MAIL FROM with this reply (a host that will not take our return path). */
@@ -77,6 +79,15 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, script
           stats.held++;
           return;
         }
+        if (s.gate) {
+          stats.held++;
+          void s.gate.then(() => { stats.held--; accept(); });
+          return;
+        }
+        accept();
+      });
+      const accept = (): void => {
+        const s = sink.script ?? {};
         if (s.failFirst && s.failFirst > 0) {
           s.failFirst--;
           return cb(Object.assign(new Error('4.3.0 try again later'), { responseCode: 451 }));
@@ -90,7 +101,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, script
           mailArgs: (session.envelope.mailFrom && session.envelope.mailFrom.args) || {},
         });
         cb(null, `2.0.0 Ok: queued as sink${received.length}`);
-      });
+      };
     },
   };
   const server = new SMTPServer(options);
