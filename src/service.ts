@@ -54,7 +54,8 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool, workers });
   const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, workers, onQueued: () => delivery.wake() });
   let ready = false;
-  const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, metrics, accept, spool, delivery });
+  let stopping: Promise<void> | undefined;
+  const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, isStopping: () => stopping !== undefined, metrics, accept, spool, delivery });
 
   // Host is checked by the app (a 400 problem like the others) rather than Node's bare 400.
   const httpServer = http.createServer({ requireHostHeader: false }, app.callback());
@@ -74,7 +75,6 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   delivery.start();
   ready = true;
 
-  let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       ready = false;

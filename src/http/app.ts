@@ -36,7 +36,21 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
       deps.log.info({ request_id: ctx.state.requestId, trace_id: ctx.state.traceId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'http.request');
     }
   });
+  // CONTRACT §1, stop accepting: a stop closes the listening socket, but a keep-alive connection
+  // would go on bringing requests until the bound. Each response from then on closes its
+  // connection, and a request that arrives on one after the stop began is refused 503 (retry).
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      if (deps.isStopping()) ctx.set('Connection', 'close');
+    }
+  });
   app.use(problem(deps.log));
+  app.use(async (ctx, next) => {
+    if (deps.isStopping()) throw new ServiceError('service_unavailable', 'The service is stopping; retry the request.');
+    await next();
+  });
   // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (Node's own would be a bare one).
   app.use(async (ctx, next) => {
     if (ctx.req.httpVersion !== '1.0' && ctx.get('Host') === '') throw new ServiceError('malformed_request', 'An HTTP/1.1 request carries a Host header.');

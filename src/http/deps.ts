@@ -12,6 +12,8 @@ export interface HttpDeps {
   log: Logger;
   /** true once every listener is up and the store is open (GET /healthz). */
   isReady: () => boolean;
+  /** true once a stop began (SIGTERM): keep-alive connections are ended, new requests refused. */
+  isStopping: () => boolean;
   accept: Accept;
   spool: Spool;
   delivery: Delivery;

@@ -2,7 +2,7 @@ import t from 'tap';
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import net from 'node:net';
-import { startTestService } from '../helpers/service';
+import { startTestService, waitFor } from '../helpers/service';
 
 t.test('HTTP conventions of every response', async (t) => {
   const s = await startTestService(t);
@@ -197,4 +197,30 @@ t.test('a request Node\'s parser refuses is still a problem+json with its X-Requ
     t.match(JSON.parse(body), { status, code, request_id: id, type: `https://estafeta.dev/problems/${code.replace(/_/g, '-')}` }, name);
   }
   t.equal((await fetch(`${s.url}/healthz`)).status, 200, 'the server goes on');
+});
+
+// CONTRACT §1: a stop stops accepting. The listening socket closes, and a keep-alive connection
+// must not go on bringing requests until the bound (it did: sends kept being acknowledged for
+// the whole ESTAFETA_SHUTDOWN_TIMEOUT).
+t.test('a request in flight at a stop is answered with Connection: close; nothing after it on that connection is served', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const body = JSON.stringify({ sender_email: `sandbox@${slug}.sandbox.test`, to: [{ email: `a@${slug}.sandbox.test` }], subject: 's', html: '<p>h</p>' });
+  const socket = net.connect(new URL(s.url).port as unknown as number, '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  let received = '';
+  socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+  const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  // Expect: 100-continue: the 100 tells that the server has the request and runs its handler.
+  socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\n`
+    + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`);
+  await waitFor(() => received.startsWith('HTTP/1.1 100 '), { what: '100 Continue' });
+  const stopped = s.stop();
+  socket.write(`${body}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`); // the send's body, then a pipelined request
+  await ended;
+  await stopped;
+  const responses = received.split(/(?=HTTP\/1\.1 \d{3} )/).filter((r) => !r.startsWith('HTTP/1.1 100 '));
+  t.equal(responses.length, 1, 'one response after the 100: the pipelined request was not served');
+  t.match(responses[0], /^HTTP\/1\.1 200 /, 'the send in flight is acknowledged');
+  t.match(responses[0], /\r\nConnection: close\r\n/i, 'and its connection is closed');
 });
