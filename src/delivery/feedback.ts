@@ -23,6 +23,44 @@ export function reportFields(text: string): Map<string, string[]> {
   return out;
 }
 
+/** One per-recipient block of a DSN (RFC 3464 §2.3). */
+export interface DsnRecipient { final: string | null; original: string | null; action: string; status: string | null; diagnostic: string | null }
+
+/** The address of a recipient field: "rfc822; <user@example.com>" -> user@example.com. */
+const addressOf = (field: string | undefined): string | null => {
+  if (!field) return null;
+  const value = field.slice(field.indexOf(';') + 1).trim().replace(/^<(.*)>$/, '$1');
+  return value ? value.toLowerCase() : null;
+};
+
+/**
+ * The per-recipient blocks of a delivery-status body: blocks are separated by blank lines, the
+ * first is the per-message one. A block without a recipient field is not a recipient's.
+ */
+export function dsnRecipients(text: string): DsnRecipient[] {
+  const blocks = text.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n(?:[ \t]*\r?\n)+/);
+  return blocks.slice(1).map(reportFields).filter((f) => f.has('final-recipient') || f.has('original-recipient')).map((f) => ({
+    final: addressOf(f.get('final-recipient')?.[0]),
+    original: addressOf(f.get('original-recipient')?.[0]),
+    action: (f.get('action')?.[0] ?? '').toLowerCase(),
+    status: f.get('status')?.[0]?.split(/\s/)[0] ?? null,
+    // "smtp; 550 ..." or Exchange's "smtp;550 ...": the reply itself.
+    diagnostic: f.get('diagnostic-code')?.[0]?.replace(/^smtp\s*;\s*/i, '') ?? null,
+  }));
+}
+
+/**
+ * The block that reports on `rcpt`: the one naming it (final or original recipient); else, when
+ * there is a single block, that one (a forwarding host reports the address it rewrote to).
+ */
+export function dsnBlockFor(blocks: DsnRecipient[], rcpt: string): DsnRecipient | null {
+  const address = rcpt.toLowerCase();
+  return blocks.find((b) => b.final === address || b.original === address) ?? (blocks.length === 1 ? blocks[0] : null);
+}
+
+/** A block that says the mail will never arrive: Action failed with a 5.x.x Status. */
+export const isPermanentFailure = (b: DsnRecipient): boolean => b.action === 'failed' && b.status !== null && /^5\.\d+\.\d+$/.test(b.status);
+
 /** mail_ids named in a text by the addresses and links the platform writes into every copy. */
 export function mailIdsIn(db: Db, text: string, secret: Buffer): string[] {
   const ids = new Set<string>();
@@ -84,6 +122,8 @@ export function applyDsnFailure(db: Db, mail: MailRow, status: string, diagnosti
 export function applyComplaint(db: Db, mail: MailRow, feedbackType: string, at: number): void {
   db.transaction(() => {
     addSuppression(db, mail.instance_id, { list: 'complaints', recipient: mail.rcpt, reason: `ARF ${feedbackType}`, source: 'arf', mailId: mail.mail_id, at });
+    // A provider repeating its report is one complaint: one record, one log entry.
+    if (db.prepare("SELECT 1 FROM mail_logs WHERE mail_row = ? AND event = 'complaint'").get(mail.id)) return;
     log(db, mail, at, 'complaint', mail.status, `complaint (ARF feedback-type ${feedbackType}) received`, null);
   })();
 }

@@ -8,6 +8,7 @@
  */
 import { type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import libqp from 'libqp';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
@@ -15,7 +16,7 @@ import { CompletingServer, listenSmtp, type Listener } from './listen';
 import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
-import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, findMailById, mailIdsIn, mailOfMailbox, reportFields } from '../delivery/feedback';
+import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, dsnBlockFor, dsnRecipients, findMailById, isPermanentFailure, mailIdsIn, mailOfMailbox, reportFields } from '../delivery/feedback';
 import { trackingSecret } from '../tracking/links';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
@@ -54,10 +55,12 @@ export function roleOf(db: Db, hostname: string, secret: Buffer, address: string
 }
 
 /**
- * The body of the first MIME part of the given type. mailparser folds message/delivery-status and
- * message/feedback-report parts into the text, so the report part is cut from the raw bytes.
- * Three forward searches, each from where the last stopped: linear in the message, whatever it
- * holds (one backtracking pattern took minutes on a crafted report, on the loop every door shares).
+ * The body of the first MIME part of the given type, transfer-decoded (a report part may come in
+ * base64, as RFC 6533's message/global-delivery-status often does). mailparser folds
+ * message/delivery-status and message/feedback-report parts into the text, so the part is cut
+ * from the raw bytes. Forward searches, each from where the last stopped, and one backward search
+ * for the part's first header line: linear in the message, whatever it holds (one backtracking
+ * pattern took minutes on a crafted report, on the loop every door shares).
  */
 export function reportPart(raw: string, type: string): string | null {
   const header = new RegExp(`^Content-Type:[ \\t]*${type.replace('/', '\\/')}\\b`, 'im').exec(raw);
@@ -70,7 +73,29 @@ export function reportPart(raw: string, type: string): string | null {
   const boundary = /\r?\n--/g;
   boundary.lastIndex = body;
   const end = boundary.exec(raw);
-  return raw.slice(body, end ? end.index : raw.length);
+  const text = raw.slice(body, end ? end.index : raw.length);
+  // The part's whole header section: from the line after its boundary (or the message's start).
+  const partStart = raw.lastIndexOf('\n--', header.index);
+  const headers = raw.slice(partStart < 0 ? 0 : partStart, start.index);
+  const encoding = /^Content-Transfer-Encoding:[ \t]*([A-Za-z0-9-]+)/im.exec(headers)?.[1]?.toLowerCase();
+  if (encoding === 'base64') return Buffer.from(text, 'base64').toString('latin1');
+  if (encoding === 'quoted-printable') return libqp.decode(text).toString('latin1');
+  return text;
+}
+
+/** The decoded html and text of each message attached whole (message/rfc822) to a report. */
+async function quotedOriginals(parsed: ParsedMail): Promise<string[]> {
+  const out: string[] = [];
+  for (const a of parsed.attachments) {
+    if (a.contentType.toLowerCase() !== 'message/rfc822') continue;
+    try {
+      const inner = await simpleParser(a.content, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+      out.push(typeof inner.html === 'string' ? inner.html : '', inner.text ?? '');
+    } catch {
+      // An original past the parser's limits names no mail.
+    }
+  }
+  return out;
 }
 
 /** Applies one received report; returns a line for the diagnostics log. */
@@ -97,7 +122,12 @@ async function handle(deps: MxDeps, secret: Buffer, raw: Buffer, roles: Role[]):
     // wishes, and a not-spam report (RFC 5965 §7.3: the user marked it wanted) says the opposite.
     if (type.toLowerCase() === 'auth-failure') return 'authentication failure report: logged, no complaint';
     if (type.toLowerCase() === 'not-spam') return 'not-spam report: logged, no complaint';
-    const ids = new Set([...roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : [])), ...mailIdsIn(db, text, secret)]);
+    // The mail the report came back for: named by the signed return path it was sent to, else by
+    // the signed mailboxes and links of the quoted original (its html is base64 in every copy we
+    // send, so the attached message is read decoded too). A report to one mail's return path is
+    // about that mail only, whatever else it quotes.
+    const returned = roles.flatMap((r) => (r.kind === 'bounce' ? [r.mailId] : []));
+    const ids = new Set(returned.length > 0 ? returned : [...mailIdsIn(db, text, secret), ...(await quotedOriginals(parsed)).flatMap((t) => mailIdsIn(db, t, secret))]);
     for (const id of ids) {
       const mail = findMailById(db, id);
       if (mail) applyComplaint(db, mail, type, now);
@@ -111,20 +141,25 @@ async function handle(deps: MxDeps, secret: Buffer, raw: Buffer, roles: Role[]):
     }
   }
   if (dsnText !== null) {
-    const fields = reportFields(dsnText);
-    const action = (fields.get('action') ?? []).map((a) => a.toLowerCase());
-    const status = fields.get('status')?.find((s) => /^5\.\d+\.\d+/.test(s));
-    if (!action.includes('failed') || !status) return `DSN without a permanent failure (${action.join(',') || 'no action'})`;
-    const diagnostic = fields.get('diagnostic-code')?.[0]?.replace(/^smtp;\s*/i, '') ?? null;
+    // Each mail by the block that reports on its own recipient (RFC 3464 §2.3): one DSN may
+    // carry a delay for one recipient and a failure for another.
+    const blocks = dsnRecipients(dsnText);
+    const outcomes: string[] = [];
     for (const role of roles) {
       if (role.kind !== 'bounce') continue;
       const mail = findMailById(db, role.mailId);
-      const file = mail ? applyDsnFailure(db, mail, status, diagnostic, now) : null;
+      const block = mail ? dsnBlockFor(blocks, mail.rcpt) : null;
+      if (!mail || !block || !isPermanentFailure(block)) {
+        outcomes.push(`${role.mailId}: no permanent failure for its recipient (${block ? `${block.action || 'no action'} ${block.status ?? ''}`.trim() : 'no block'})`);
+        continue;
+      }
+      const file = applyDsnFailure(db, mail, block.status as string, block.diagnostic, now);
       if (file) removed.push(file);
+      outcomes.push(`${role.mailId}: DSN failure ${block.status}`);
     }
     const spool = openSpool(deps.config.dataDir);
     await Promise.all(removed.map((f) => spool.remove(f)));
-    return `DSN failure ${status} for ${roles.map((r) => ('mailId' in r ? r.mailId : r.kind)).join(', ')}`;
+    return `DSN: ${outcomes.join('; ') || 'no mail of ours'}`;
   }
   return 'message without a report: ignored';
 }

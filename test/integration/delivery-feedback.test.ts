@@ -152,6 +152,53 @@ t.test('the inbound MX turns a DSN into a bounce and an ARF report into a compla
   t.ok(onList(w.ts.svc.db, 'cy@example.test', 'complaints'), 'while an abuse report about the same mail does');
 });
 
+t.test('a DSN bounces each mail by the block of its own recipient; report parts may be encoded; a complaint names one mail, once', async (t) => {
+  const w = await startWorld(t);
+  const q = await w.send(['ana@example.test', 'bo@example.test', 'cy@example.test', 'di@example.test']);
+  await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent' });
+  const mx = w.ts.svc.ports.mx ?? 0;
+  const [ana, bo, cy, di] = q.mailIds;
+  const report = (to: string, statusPart: string, encoding?: string): string => [
+    'From: MAILER-DAEMON@mx.example.test', `To: ${to}`, 'Subject: Delivery Status', 'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="b3"', '', '--b3', 'Content-Type: text/plain', '', 'Report.',
+    '--b3', ...(encoding ? [`Content-Transfer-Encoding: ${encoding}`] : []), 'Content-Type: message/delivery-status', '',
+    encoding === 'base64' ? Buffer.from(statusPart).toString('base64') : statusPart, '--b3--', '',
+  ].join('\r\n');
+  const block = (rcpt: string, action: string, status: string, diagnostic: string) =>
+    `Final-Recipient: rfc822; ${rcpt}\r\nAction: ${action}\r\nStatus: ${status}\r\nDiagnostic-Code: ${diagnostic}`;
+  // One DSN to two return paths: ana's block is a delay, bo's a failure.
+  const both = `Reporting-MTA: dns; mx.example.test\r\n\r\n${block('ana@example.test', 'delayed', '4.2.2', 'smtp; 452 4.2.2 mailbox full')}\r\n\r\n${block('bo@example.test', 'failed', '5.1.1', 'smtp;550 5.1.1 <bo@example.test> user unknown')}\r\n`;
+  const client = nodemailer.createTransport({ host: '127.0.0.1', port: mx, secure: false, ignoreTLS: true, name: 'remote.test' });
+  t.teardown(() => client.close());
+  await client.sendMail({ envelope: { from: '', to: [returnPathOf(w, ana), returnPathOf(w, bo)] }, raw: report('x', both) });
+  t.equal(mailState(w.ts.svc, ana).status, 3, 'the delayed recipient is not bounced');
+  t.notOk(onList(w.ts.svc.db, 'ana@example.test', 'restrictions'), 'nor restricted by another recipient\'s failure');
+  t.equal(mailState(w.ts.svc, bo).status, 6, 'the failed one is');
+  t.equal(mailLogs(w.ts.svc, bo).at(-1)?.response, '550 5.1.1 <bo@example.test> user unknown', 'with its own diagnostic, "smtp;" gone');
+  // RFC 6533: a global delivery-status part, here in base64.
+  const encoded = `Reporting-MTA: dns; mx.example.test\r\n\r\n${block('cy@example.test', 'failed', '5.2.1', 'smtp; 550 5.2.1 disabled')}\r\n`;
+  await sendToMx(mx, '', returnPathOf(w, cy), report('x', encoded, 'base64').replace('message/delivery-status', 'message/global-delivery-status'));
+  t.equal(mailState(w.ts.svc, cy).status, 6, 'a base64 status part is read');
+  // An abuse report whose quoted original is the copy as delivered (its html in base64), with the
+  // headers that name the mail redacted: the open pixel in the decoded html still names it.
+  const copy = w.sink.received.find((m) => m.to.includes('di@example.test'))?.raw.toString('latin1') ?? '';
+  const redacted = copy.replace(/^(List-Unsubscribe|List-Unsubscribe-Post|Bounce-To|To):.*(\r\n[ \t].*)*\r\n/gim, '');
+  t.notMatch(redacted, /\/t\/o\//, 'the pixel is not readable in the raw copy');
+  const complaint = (original: string) => [
+    'From: fbl@isp.test', 'To: complaints@mta.estafeta.test', 'Subject: abuse report', 'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=feedback-report; boundary="b4"', '', '--b4', 'Content-Type: text/plain', '', 'Abuse.',
+    '--b4', 'Content-Type: message/feedback-report', '', 'Feedback-Type: abuse', 'Version: 1', '', '--b4', 'Content-Type: message/rfc822', '', original, '--b4--', '',
+  ].join('\r\n');
+  // Sent to ana's return path but quoting di's copy: about ana's mail only.
+  await sendToMx(mx, 'fbl@isp.test', returnPathOf(w, ana), complaint(redacted));
+  t.ok(onList(w.ts.svc.db, 'ana@example.test', 'complaints'), 'the mail of the return path it was sent to');
+  t.notOk(onList(w.ts.svc.db, 'di@example.test', 'complaints'), 'not the one it quotes');
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', complaint(redacted));
+  t.ok(onList(w.ts.svc.db, 'di@example.test', 'complaints'), 'to complaints@, the quoted original names the mail through its decoded html');
+  await sendToMx(mx, 'fbl@isp.test', 'complaints@mta.estafeta.test', complaint(redacted));
+  t.equal(mailLogs(w.ts.svc, di).filter((l) => l.event === 'complaint').length, 1, 'a repeated report is one complaint in the log');
+});
+
 t.test('the inbound MX: an aborted transaction leaves nothing behind; an unparsable report is refused for good', async (t) => {
   const w = await startWorld(t);
   const q = await w.send(['ana@example.test']);
