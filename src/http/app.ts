@@ -66,7 +66,8 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
       await next();
     });
   }
-  app.use(trackingRoutes(deps).routes());
+  const tracking = trackingRoutes(deps);
+  app.use(tracking.routes());
   app.use(authenticateV1(deps.db));
   // A literal path is that resource, not a value of a sibling's parameter: GET /v1/mails/send is
   // a verb POST /v1/mails/send does not accept (405), not the mail whose id is "send".
@@ -86,7 +87,7 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
   app.use(api.router.routes());
   app.use(async (ctx) => {
     const methods = new Set<string>();
-    for (const router of [api.router, pub]) {
+    for (const router of [api.router, pub, tracking]) {
       const m = router.match(ctx.path, ctx.method);
       if (m.route) return; // a route answered
       for (const layer of m.path) for (const method of layer.methods) methods.add(method);

@@ -53,6 +53,12 @@ t.test('a pixel fetch and a click are counted, the click redirects only to the s
   const page = await fetch(local(unsub));
   t.equal(page.status, 200, 'GET shows a confirmation page');
   t.notOk(onList(w.ts.svc.db, 'ana@example.test', 'unsubscribes'), 'GET alone does not unsubscribe');
+  for (const method of ['PUT', 'DELETE']) {
+    const other = await fetch(local(unsub), { method });
+    const allow = (other.headers.get('allow') ?? '').split(/,\s*/).sort();
+    t.same([other.status, allow], [405, ['GET', 'HEAD', 'POST']], `${method}: the path exists, the verb is not accepted (spec, Errors)`);
+  }
+  t.notOk(onList(w.ts.svc.db, 'ana@example.test', 'unsubscribes'), 'nor does another verb');
   const post = await fetch(local(unsub), { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
   t.equal(post.status, 200);
   t.ok(onList(w.ts.svc.db, 'ana@example.test', 'unsubscribes'), 'one-click POST unsubscribes');
