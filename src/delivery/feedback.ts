@@ -34,12 +34,13 @@ const addressOf = (field: string | undefined): string | null => {
 };
 
 /**
- * The per-recipient blocks of a delivery-status body: blocks are separated by blank lines, the
- * first is the per-message one. A block without a recipient field is not a recipient's.
+ * The per-recipient blocks of a delivery-status body (blocks are separated by blank lines): those
+ * with a recipient or an Action field. The per-message block has neither, unless a sloppy MTA
+ * wrote its one recipient's fields there, which then counts as that recipient's block.
  */
 export function dsnRecipients(text: string): DsnRecipient[] {
   const blocks = text.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n(?:[ \t]*\r?\n)+/);
-  return blocks.slice(1).map(reportFields).filter((f) => f.has('final-recipient') || f.has('original-recipient')).map((f) => ({
+  return blocks.map(reportFields).filter((f) => f.has('final-recipient') || f.has('original-recipient') || f.has('action')).map((f) => ({
     final: addressOf(f.get('final-recipient')?.[0]),
     original: addressOf(f.get('original-recipient')?.[0]),
     action: (f.get('action')?.[0] ?? '').toLowerCase(),
