@@ -27,15 +27,24 @@ const address = (r: Recipient): Mail.Address => ({ address: r.email, name: r.nam
 /** RFC 5322 §2.1.1: lines SHOULD stay within 78 characters; folding can only break at whitespace. */
 const lineLimit = 78;
 
+/** Text a reader would take for an RFC 2047 encoded word: sent as is, it would decode to something else. */
+const encodedWordLike = /=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=/;
+
+/** Message-id lists: nodemailer writes them as ids (RFC 5322 §3.6.4); an encoded word there is text. */
+const msgIdHeaders = new Set(['in-reply-to', 'references']);
+
 /**
  * Spec, POST /v1/mails/send rule 3: "A long header value is folded and, if it cannot be folded,
  * encoded per RFC 2047." nodemailer folds custom values at their spaces (and encodes non-ASCII
  * ones); a word too long for any line (a bare URL, a token) is given as RFC 2047 encoded words
- * instead, which fold between them and decode back to the value.
+ * instead, which fold between them and decode back to the value. So is a value holding text
+ * that looks like an encoded word, which would otherwise decode to something else. Threading
+ * ids are never encoded: a long one stays on its own line (up to 998 bytes).
  */
 export function foldableValue(name: string, value: string): string {
+  if (msgIdHeaders.has(name.toLowerCase())) return value;
   const tooLong = value.split(/[ \t]+/).some((word, i) => (i === 0 ? name.length + 2 : 1) + word.length > lineLimit);
-  return tooLong ? encodeWord(value, 'B', 52) : value;
+  return tooLong || encodedWordLike.test(value) ? encodeWord(value, 'B', 52) : value;
 }
 
 const foldableHeaders = (headers: Record<string, string>): Record<string, string> =>
@@ -50,11 +59,12 @@ export function buildMessage(p: MessageParts): Promise<Buffer> {
     to: p.to,
     cc: p.cc.length ? p.cc : undefined,
     replyTo: p.replyTo ?? undefined,
-    subject: p.subject,
+    subject: encodedWordLike.test(p.subject) ? encodeWord(p.subject, 'B', 52) : p.subject,
     html: p.html ?? undefined,
     text: p.text ?? undefined,
     headers: foldableHeaders(p.headers),
-    attachments: p.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: asBuffer(a.content) })),
+    // Every file the client sent is an attachment: nodemailer would show a message/* one inline.
+    attachments: p.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, contentDisposition: 'attachment' as const, content: asBuffer(a.content) })),
     messageId: p.messageId,
     date: new Date(p.at),
     disableFileAccess: true,

@@ -7,6 +7,7 @@ import { pointerToken, ServiceError, validationError, type FieldError } from '..
 import { bodyErrors, boundedBody, schemaDocs } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
 import { chars, checkSubmission } from './validate';
+import { toCrlf } from '../lib/header-section';
 
 interface Address { email: string; name?: string | null }
 export interface SendRequest {
@@ -42,6 +43,26 @@ function decodeStrictBase64(text: string): Buffer | null {
   return bytes.toString('base64') === text ? bytes : null;
 }
 
+/**
+ * A message/* attachment travels unencoded (RFC 2046 §5.2.1: 7bit or 8bit, never base64), as the
+ * message it is: its line ends are made CRLF, and one holding a NUL or a line over 998 bytes
+ * (RFC 5322 §2.1.1) cannot be carried so: a 422 naming it, instead of a copy the recipient gets
+ * altered. Other attachments pass unchanged (they are base64-encoded).
+ */
+function asMessageAttachment(a: Attachment, i: number, errors: FieldError[]): Attachment | null {
+  if (!a.contentType.startsWith('message/')) return a;
+  const content = toCrlf(Buffer.from(a.content));
+  let line = 0;
+  for (const byte of content) {
+    line = byte === 0x0a ? 0 : byte === 0x0d ? line : line + 1;
+    if (byte === 0 || line > 998) {
+      errors.push({ pointer: `/attachments/${i}/content`, code: 'value_error.message', message: 'A message/* attachment is sent unencoded (RFC 2046): it must be a message, without NUL bytes or lines over 998 bytes' });
+      return null;
+    }
+  }
+  return { ...a, content };
+}
+
 const recipients = (list: Address[] | null | undefined): Recipient[] => (list ?? []).map((a) => ({ email: a.email, name: a.name ?? null }));
 
 /**
@@ -60,7 +81,8 @@ export function parseSendRequest(input: unknown, files: Attachment[] = []): Subm
       errors.push({ pointer: `/attachments/${i}/content`, code: 'value_error.base64', message: 'content must be strict base64 (RFC 4648, padded, no line breaks)' });
       return;
     }
-    attachments.push({ filename: a.filename, contentType: a.type.toLowerCase(), content });
+    const message = asMessageAttachment({ filename: a.filename, contentType: a.type.toLowerCase(), content }, i, errors);
+    if (message) attachments.push(message);
   });
   const submission: Submission = {
     door: 'http',
@@ -186,7 +208,10 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
       errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_pattern_mismatch', message: 'A filename is a file name: not blank, no path, no control characters', params: { pattern: fileName.source } });
     } else if (!mimeType.test(f.contentType.split(';')[0].trim())) {
       errors.push({ pointer: `/attachments/${i}/type`, code: 'string_pattern_mismatch', message: 'The part Content-Type must be type/subtype' });
-    } else attachments.push({ filename: f.filename, contentType: f.contentType.split(';')[0].trim().toLowerCase(), content: f.content });
+    } else {
+      const file = asMessageAttachment({ filename: f.filename, contentType: f.contentType.split(';')[0].trim().toLowerCase(), content: f.content }, i, errors);
+      if (file) attachments.push(file);
+    }
   });
   if (errors.length > 0) throw validationError(errors);
   return parseSendRequest(body, attachments);

@@ -1,7 +1,11 @@
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { startWorld, SENDER } from '../helpers/delivery-world';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import { mailState, startWorld, SENDER } from '../helpers/delivery-world';
 import { waitFor } from '../helpers/service';
+
+// libmime: mailparser's own RFC 2047 decoder (no type declarations of its own).
+const libmime = require('libmime') as { decodeWords(text: string): string };
 
 /** A multipart/form-data body as a browser or `curl -F` builds it (binary parts, UTF-8 filenames). */
 function multipart(parts: { name: string; value?: string; filename?: string; type?: string; content?: Buffer }[]): { body: Buffer; type: string } {
@@ -37,4 +41,28 @@ t.test('file parts of a multipart send reach the recipient byte for byte, under 
     ['bin.dat', 'application/octet-stream', binary.toString('hex')],
     ['año ñandú.pdf', 'application/pdf', pdf.toString('hex')],
   ]);
+});
+
+t.test('what the recipient reads is what was sent: threading ids, text that looks encoded, a forwarded message as an attachment', async (t) => {
+  const w = await startWorld(t);
+  const gmail = '<CAKz5h0p+Zq8m1XyBvQ2Wn3mC4oJd5r6Yt7u8i9o0pLkJhGfDsA@mail.gmail.com>';
+  const outlook = '<AM0PR01MB1234567890ABCDEF1234567890ABCDEF@AM0PR01MB1234.eurprd01.prod.outlook.com>';
+  const forwarded = 'From: a@example.org\nTo: b@example.org\nSubject: the original\n\nIts body, with Unix line ends.\n';
+  const q = await w.send(['ana@example.test'], {
+    subject: '=?UTF-8?Q?not_encoded?= literal',
+    headers: { 'In-Reply-To': gmail, References: `${outlook} ${gmail}`, 'X-Encoded-Look': '=?UTF-8?B?SGVsbG8=?=' },
+    attachments: [{ type: 'message/rfc822', filename: 'original.eml', content: Buffer.from(forwarded).toString('base64') }],
+  });
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
+  const got = w.sink.received.find((m) => m.to.includes('ana@example.test'));
+  const parsed = await simpleParser(got?.raw ?? Buffer.alloc(0));
+  t.equal(parsed.inReplyTo, gmail, 'a long message id is not encoded (RFC 5322 3.6.4)');
+  t.same(parsed.references, [outlook, gmail]);
+  t.equal(parsed.subject, '=?UTF-8?Q?not_encoded?= literal', 'text that looks like an encoded word reads as sent');
+  const rawLook = /^X-Encoded-Look: (.*(?:\r\n[ \t].*)*)/m.exec(got?.raw.toString('latin1') ?? '')?.[1] ?? '';
+  t.equal(libmime.decodeWords(rawLook.replace(/\r\n[ \t]/g, ' ')), '=?UTF-8?B?SGVsbG8=?=', `a custom value as well (${rawLook})`);
+  t.same(parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()]), [['original.eml', 'message/rfc822', forwarded.replace(/\n/g, '\r\n')]],
+    'an attachment, not inline, its lines CRLF as a message travels');
+  const result = await dkimVerify(got?.raw ?? Buffer.alloc(0), { resolver: w.txtResolver });
+  t.equal(result.results[0]?.status.result, 'pass');
 });

@@ -46,6 +46,8 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['attachment filename with a path', { attachments: [{ type: 'text/plain', filename: '../r.pdf', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
     ['attachment filename with a backslash path', { attachments: [{ type: 'text/plain', filename: 'C:\\x\\r.pdf', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
     ['attachment filename ..', { attachments: [{ type: 'text/plain', filename: '..', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
+    ['a message/rfc822 attachment with a NUL byte (sent unencoded, RFC 2046)', { attachments: [{ type: 'message/rfc822', filename: 'm.eml', content: Buffer.from('Subject: x\r\n\r\na\u0000b\r\n').toString('base64') }] }, '/attachments/0/content'],
+    ['a message/rfc822 attachment with a 999-byte line', { attachments: [{ type: 'message/rfc822', filename: 'm.eml', content: Buffer.from(`Subject: x\r\n\r\n${'a'.repeat(999)}\r\n`).toString('base64') }] }, '/attachments/0/content'],
     ['attachment filename with a line break', { attachments: [{ type: 'text/plain', filename: 'a\r\nX-Evil: 1', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
     ['a header with an empty value', { headers: { 'X-Empty': '' } }, '/headers/X-Empty', /X-Empty/],
     ['attachment with empty content', { attachments: [{ type: 'text/plain', filename: 'a', content: '' }] }, '/attachments/0/content'],
@@ -83,6 +85,12 @@ t.test('lengths are counted in characters (code points), as JSON Schema counts t
   t.same([value.status, value.body.errors?.[0]?.params], [422, { max_length: 995 }], 'a header value of 996');
   const both = await f.send({ headers: { ['X-' + 'a'.repeat(124)]: 'v'.repeat(871) } });
   t.same([both.status, both.body.errors?.[0]?.params], [422, { max_length: 996 }], 'name 126 + value 871: the 996 rule names its own limit');
+});
+
+t.test('a message/rfc822 attachment of lines up to 998 bytes is accepted', async (t) => {
+  const f = await sendFixture(t);
+  const eml = `Subject: x\n\n${'a'.repeat(998)}\n`;
+  t.equal((await f.send({ attachments: [{ type: 'message/rfc822', filename: 'm.eml', content: Buffer.from(eml).toString('base64') }] })).status, 200);
 });
 
 t.test('one address given twice, in any case or list, is one mail', async (t) => {
