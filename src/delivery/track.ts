@@ -14,8 +14,16 @@ import { parseHeaderFields, splitMessage } from './sign';
  * library htmlparser2 uses), then the WHATWG URL parser's own clean-up (tabs and newlines removed,
  * leading and trailing C0 controls and spaces trimmed). The click link redirects to exactly this.
  */
-const hrefTarget = (value: string): string =>
-  decodeHTMLAttribute(value).replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+const hrefTarget = (value: string): string => trimC0(decodeHTMLAttribute(value).replace(/[\t\n\r]/g, ''));
+
+/** Without leading and trailing C0 controls and spaces; by index (a regex for the tail backtracks on long runs). */
+function trimC0(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && s.charCodeAt(start) <= 0x20) start++;
+  while (end > start && s.charCodeAt(end - 1) <= 0x20) end--;
+  return s.slice(start, end);
+}
 const encodeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 /**

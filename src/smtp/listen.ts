@@ -76,8 +76,10 @@ export class CompletingServer extends SMTPServer {
         clearTimeout(bound);
         resolve();
       });
-      // Sockets still in the PROXY header or TLS handshake have no session to finish.
-      for (const s of (this as unknown as { _pendingSockets: Set<{ destroy(): void }> })._pendingSockets) s.destroy();
+      // Sockets still in the PROXY header or TLS handshake have no session to finish. The map's
+      // values are the topmost sockets: tearing a TLS wrap down from below mid-handshake crashes
+      // Node (smtp-server's own close() destroys the values too).
+      (this as unknown as { _pendingSockets: Map<unknown, { destroy(): void }> })._pendingSockets.forEach((top) => top.destroy());
       for (const c of this.connections) this.releaseIfIdle(c);
       const bound = setTimeout(() => {
         for (const c of this.connections) this.release(c);

@@ -48,6 +48,7 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['attachment filename ..', { attachments: [{ type: 'text/plain', filename: '..', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
     ['a message/rfc822 attachment with a NUL byte (sent unencoded, RFC 2046)', { attachments: [{ type: 'message/rfc822', filename: 'm.eml', content: Buffer.from('Subject: x\r\n\r\na\u0000b\r\n').toString('base64') }] }, '/attachments/0/content'],
     ['a message/rfc822 attachment with a 999-byte line', { attachments: [{ type: 'message/rfc822', filename: 'm.eml', content: Buffer.from(`Subject: x\r\n\r\n${'a'.repeat(999)}\r\n`).toString('base64') }] }, '/attachments/0/content'],
+    ['a long blank filename that ends in a slash (read in one pass)', { attachments: [{ type: 'text/plain', filename: `${' '.repeat(120_000)}/`, content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
     ['attachment filename with a line break', { attachments: [{ type: 'text/plain', filename: 'a\r\nX-Evil: 1', content: 'aGVsbG8=' }] }, '/attachments/0/filename'],
     ['a header with an empty value', { headers: { 'X-Empty': '' } }, '/headers/X-Empty', /X-Empty/],
     ['attachment with empty content', { attachments: [{ type: 'text/plain', filename: 'a', content: '' }] }, '/attachments/0/content'],

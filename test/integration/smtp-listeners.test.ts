@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import selfsigned from 'selfsigned';
@@ -96,4 +97,15 @@ t.test('a stop answers idle sessions 421 at once and lets every transaction unde
   t.match(await through421(enveloped, enveloped.cmd(`From: sandbox@${slug}.sandbox.test\r\nSubject: begun before the stop\r\n\r\nbody\r\n.`)),
     /^250 2\.0\.0 Ok: queued as \S+\n421 4\.3\.2 /, 'and its message is accepted, then it is told 421');
   await stopped;
+});
+
+t.test('a stop while an implicit-TLS client is still in its handshake ends that socket and completes', async (t) => {
+  const s = await startTestService(t, { ESTAFETA_SMTPS_PORT: '0' });
+  const raw = net.connect(s.svc.ports.smtps as number, '127.0.0.1'); // TCP only: the TLS handshake never starts
+  t.teardown(() => raw.destroy());
+  await new Promise<void>((resolve) => raw.once('connect', () => resolve()));
+  const closed = new Promise<void>((resolve) => raw.once('close', () => resolve()));
+  await s.stop(); // rejected before: the pending sockets are a Map, iterated as entries
+  await closed;
+  t.pass('stopped, and the pending socket was closed');
 });

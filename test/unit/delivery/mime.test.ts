@@ -105,6 +105,8 @@ t.test('crafted html is tracked in one pass: an unclosed <a> run, a run of </bod
   t.equal(bodies.indexOf('<img'), '</body>'.length * (300_000 - 1), 'the pixel before the last </body>');
   const unclosed = trackHtml(`<a href="https://x.test/${' '.repeat(1_000_000)}`, mailId, links);
   t.ok(unclosed.startsWith('<a href="https://x.test/  '), 'an unclosed value is not a link');
+  const inner = trackHtml(`<a href="https://x.test/${' '.repeat(1_000_000)}x">y</a>`, mailId, links);
+  t.match(inner, /^<a href="https:\/\/t\.example\/t\/c\//, 'a long run of spaces inside a link: tracked, in one pass');
   const spaced = trackHtml('<a href="  https://x.test/a  ">x</a>', mailId, links);
   t.match(spaced, /^<a href="https:\/\/t\.example\/t\/c\/[^"]+u=https%3A%2F%2Fx\.test%2Fa"/, 'the spaces around a quoted value are not the link');
 });
