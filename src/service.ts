@@ -44,7 +44,6 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
 
 export async function startService(config: Readonly<Config>, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const db = openDb(config.dataDir);
-  recordServerSettings(db, { hostname: config.hostname, dnsServers: config.dnsServers }, Date.now());
   const metrics = createMetrics();
   // The spool reclaims a segment once no message still to deliver references it.
   const spool = openSpool(config.dataDir, { live: (file) => spoolFileIsLive(db, file), registry: metrics.registry });
@@ -73,6 +72,8 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   const ports: RunningService['ports'] = { http: httpAddr.port };
   for (const l of listeners) ports[l.name as 'smtp' | 'smtps' | 'mx'] = l.port;
   delivery.start();
+  // Once every listener is up: a start that fails (a port in use) leaves the running server's.
+  recordServerSettings(db, { hostname: config.hostname, dnsServers: config.dnsServers }, Date.now());
   ready = true;
 
   const stop = (): Promise<void> => {

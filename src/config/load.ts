@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import tls from 'node:tls';
 import Ajv from 'ajv';
 import { projectRoot, schemaDir } from '../lib/paths';
+import { isHostLabel } from '../lib/address';
 
 export interface Config {
   dataDir: string;
@@ -92,8 +93,7 @@ function readJson(file: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-const hostLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
-const isHostName = (name: string): boolean => name.length <= 253 && name.split('.').every((l) => hostLabel.test(l));
+const isHostName = (name: string): boolean => name.length <= 253 && name.split('.').every(isHostLabel);
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Readonly<Config> {
   return loadConfigSources(env, cwd).config;

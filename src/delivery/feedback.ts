@@ -18,7 +18,9 @@ export function reportFields(text: string): Map<string, string[]> {
     const m = /^([A-Za-z0-9-]+):\s*(.*)$/.exec(line);
     if (!m) continue;
     const key = m[1].toLowerCase();
-    out.set(key, [...(out.get(key) ?? []), m[2].trim()]);
+    const values = out.get(key);
+    if (values) values.push(m[2].trim());
+    else out.set(key, [m[2].trim()]);
   }
   return out;
 }
@@ -39,7 +41,8 @@ const addressOf = (field: string | undefined): string | null => {
  * wrote its one recipient's fields there, which then counts as that recipient's block.
  */
 export function dsnRecipients(text: string): DsnRecipient[] {
-  const blocks = text.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n(?:[ \t]*\r?\n)+/);
+  // Split first: a separator line holding only spaces would read as a folded line and join blocks.
+  const blocks = text.split(/\r?\n(?:[ \t]*\r?\n)+/);
   return blocks.map(reportFields).filter((f) => f.has('final-recipient') || f.has('original-recipient') || f.has('action')).map((f) => ({
     final: addressOf(f.get('final-recipient')?.[0]),
     original: addressOf(f.get('original-recipient')?.[0]),

@@ -7,6 +7,9 @@ import { domainToASCII } from 'node:url';
 
 const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
+/** One DNS label of a host name (letters, digits, inner hyphens; 1-63), any case. */
+export const isHostLabel = (l: string): boolean => label.test(l.toLowerCase());
+
 export function normalizeDomain(input: string): string | null {
   let d = input.trim().toLowerCase();
   if (d.endsWith('.')) d = d.slice(0, -1);

@@ -43,12 +43,14 @@ export function openDb(dataDir: string): Db {
  * narrowed in place.
  */
 function ownerOnly(file: string): void {
-  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, 'a', 0o600));
   for (const f of [file, `${file}-wal`, `${file}-shm`]) {
     try {
-      if ((fs.statSync(f).mode & 0o077) !== 0) fs.chmodSync(f, 0o600);
+      const st = fs.statSync(f);
+      // Only the owner may narrow them; another user the operator let in keeps working.
+      if ((st.mode & 0o077) !== 0 && st.uid === process.geteuid?.()) fs.chmodSync(f, 0o600);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (!['ENOENT', 'EPERM', 'EROFS'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
     }
   }
 }

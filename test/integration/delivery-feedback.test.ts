@@ -227,6 +227,20 @@ t.test('the inbound MX: an aborted transaction leaves nothing behind; an unparsa
   t.match(await c.cmd('RCPT TO:<complaints@mta.estafeta.test>'), /^250/);
   t.match(await c.cmd('DATA'), /^354/);
   t.match(await c.cmd(`Subject: x\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${parts}--b--\r\n.`), /^554 5\.6\.0 /, 'past the parser\'s limits: 554, not 451');
+  // A crafted report with a million spaces in quoted-printable parts (mailparser's decoding of
+  // such a run grows with its square: hours) is read in one pass: the failure it reports applies.
+  const spaces = ' '.repeat(1_000_000);
+  const crafted = [
+    'Subject: Undelivered', 'MIME-Version: 1.0', 'Content-Type: multipart/report; report-type=delivery-status; boundary="b5"', '',
+    '--b5', 'Content-Type: text/plain', 'Content-Transfer-Encoding: quoted-printable', '', `${spaces}x`,
+    '--b5', 'Content-Type: message/delivery-status', 'Content-Transfer-Encoding: quoted-printable', '',
+    `Reporting-MTA: dns; mx.example.test=\r\n${spaces}x`, '', 'Final-Recipient: rfc822; ana@example.test', 'Action: failed', 'Status: 5.1.1', '--b5--', '',
+  ].join('\r\n');
+  t.match(await c.cmd('MAIL FROM:<>'), /^250/);
+  t.match(await c.cmd(`RCPT TO:<${returnPathOf(w, q.mailIds[0])}>`), /^250/);
+  t.match(await c.cmd('DATA'), /^354/);
+  t.match(await c.cmd(`${crafted}.`), /^250/);
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).status, 6, 'bounced by the crafted report');
 });
 
 t.test('the List-Unsubscribe mailto box is signed: a mail to it unsubscribes, a forged one is refused', async (t) => {

@@ -3,7 +3,7 @@
 // holds (the backtracking pattern it replaces took minutes on the input below, on the loop every
 // door shares; the suite's timeout fails it).
 import t from 'tap';
-import { reportPart } from '../../../src/smtp/mx';
+import { decodeQuotedPrintable, reportPart } from '../../../src/smtp/mx';
 import { dsnBlockFor, dsnRecipients, isPermanentFailure } from '../../../src/delivery/feedback';
 
 const arf = [
@@ -52,4 +52,17 @@ t.test('DSN blocks: each recipient its own; the per-message block is not one', a
   const one = dsnRecipients('Reporting-MTA: dns; mx.test\n\nFinal-Recipient: rfc822; other@fwd.test\nAction: failed\nStatus: 5.0.0\n');
   t.equal(dsnBlockFor(one, 'ana@x.test')?.final, 'other@fwd.test', 'a lone block: the address a forwarder rewrote to');
   t.same(dsnRecipients('Reporting-MTA: dns; mx.test\nAction: failed\nStatus: 5.0.0\n').map((b) => b.action), ['failed'], 'a sloppy one-block report');
+});
+
+t.test('DSN blocks separated by lines holding only spaces stay apart', async (t) => {
+  const text = 'Reporting-MTA: dns; mx.test\r\n \r\nFinal-Recipient: rfc822; ana@x.test\r\nAction: delayed\r\nStatus: 4.2.2\r\n\t\r\n'
+    + 'Final-Recipient: rfc822; bo@x.test\r\nAction: failed\r\nStatus: 5.1.1\r\n';
+  t.same(dsnRecipients(text).map((b) => [b.final, b.action]), [['ana@x.test', 'delayed'], ['bo@x.test', 'failed']]);
+  t.same(dsnRecipients('Final-Recipient: rfc822; ana@x.test\nAction: failed\nStatus: 5.1.1\n').map((b) => b.final), ['ana@x.test'], 'no per-message block');
+});
+
+t.test('quoted-printable report fields are decoded in one pass', async (t) => {
+  t.equal(decodeQuotedPrintable('Action: fail=\r\ned\r\nStatus: 5.1.1=3D'), 'Action: failed\r\nStatus: 5.1.1=');
+  const crafted = `${' '.repeat(2_000_000)}x=20`;
+  t.equal(decodeQuotedPrintable(crafted).length, 2_000_002);
 });
