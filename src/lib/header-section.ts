@@ -51,3 +51,25 @@ export function toCrlf(raw: Buffer): Buffer {
   }
   return out;
 }
+
+/** Runs of spaces and tabs longer than this are cut to it in what mailparser reads. */
+const longestRun = 16;
+
+/**
+ * The bytes mailparser is given, from `from` on (the body, where parts are decoded), with every
+ * run of spaces and tabs longer than 16 cut to 16: its quoted-printable decoding backtracks on a
+ * long run (40,000 spaces held the event loop 2.7 s, growing with the square). What the doors read
+ * a message for (its structure, attachments and their sizes, report fields, links) does not depend
+ * on such runs; the stored bytes are the client's own. A message without one is not copied.
+ */
+export function cutSpaceRuns(raw: Buffer, from = 0): Buffer {
+  let run = 0;
+  let found = false;
+  for (let i = from; i < raw.length && !found; i++) {
+    run = raw[i] === 0x20 || raw[i] === 0x09 ? run + 1 : 0;
+    found = run > longestRun;
+  }
+  if (!found) return raw;
+  const tail = raw.subarray(from).toString('latin1').replace(/[ \t]{17,}/g, ' '.repeat(longestRun));
+  return Buffer.concat([raw.subarray(0, from), Buffer.from(tail, 'latin1')]);
+}

@@ -12,6 +12,7 @@ import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
 import { CompletingServer, listenSmtp, type Listener } from './listen';
+import { cutSpaceRuns } from '../lib/header-section';
 import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
@@ -109,10 +110,8 @@ async function quotedOriginals(parsed: ParsedMail): Promise<string[]> {
 /** Applies one received report; returns a line for the diagnostics log. */
 async function handle(deps: MxDeps, secret: Buffer, received: Buffer, roles: Role[]): Promise<string> {
   const { db } = deps;
-  // The MX takes mail from anyone, and mailparser's quoted-printable decoding backtracks on a long
-  // run of spaces (40,000 held the loop 2.7 s; it grows with the square). A report is read with
-  // every run of spaces and tabs cut to 16, which changes nothing it is read for.
-  const raw = Buffer.from(received.toString('latin1').replace(/[ \t]{17,}/g, ' '.repeat(16)), 'latin1');
+  // The MX takes mail from anyone: a report is read without long runs of spaces (lib/header-section).
+  const raw = cutSpaceRuns(received);
   let parsed: ParsedMail;
   try {
     parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });

@@ -15,7 +15,7 @@ import { authenticate, authorize, type Principal } from '../auth/api-keys';
 import { ServiceError, validationError } from '../errors';
 import { replies, smtpError } from './reply';
 import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
-import { toCrlf } from '../lib/header-section';
+import { cutSpaceRuns, toCrlf } from '../lib/header-section';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
 import { CompletingServer, listenSmtp, type Listener } from './listen';
 
@@ -112,7 +112,7 @@ export async function parseSubmitted(raw: Buffer): Promise<{ parsed: SubmittedHe
   if (section.length <= maxHeadBytes && plainTextHead(section)) return { parsed: readHead(section), attachmentBytes: 0, attachmentCount: 0 };
   let parsed: ParsedMail;
   try {
-    parsed = await simpleParser(raw, parseOptions);
+    parsed = await simpleParser(cutSpaceRuns(raw, section.length), parseOptions);
   } catch (err) {
     // The parser's own limits (a part's header section over 1 MB, over 1,000 parts): the
     // content is refused for good (554 5.6.0), not a temporary failure the client would retry.

@@ -223,6 +223,20 @@ t.test('a message over 15 MB is 552 5.3.4 without a SIZE declaration, and the se
   t.equal((await c.send(from, [rcpt('x')], over)).err?.responseCode, 552, 'one byte more: 552');
 });
 
+t.test('a message whose quoted-printable part holds a million spaces is read in one pass and kept as sent', async (t) => {
+  const s = await startTestService(t);
+  await s.svc.delivery.stop(); // keeps the spool file (see above)
+  const { from, rcpt, c } = await session(t, s);
+  const spaces = ' '.repeat(1_000_000);
+  const raw = `From: ${from}\r\nTo: ${rcpt('x')}\r\nSubject: spaces\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n`
+    + `--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nhello=\r\n${spaces}x\r\n`
+    + '--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="a.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\nAAEC\r\n--b--\r\n';
+  const r = await c.send(from, [rcpt('x')], raw);
+  t.match(r.info?.response, queued, 'accepted (mailparser alone would decode that part for hours)');
+  const spooled = await messageBytes(s.dataDir, s.svc.db, queued.exec(r.info?.response ?? '')?.[1] as string);
+  t.ok(spooled.includes(Buffer.from(`hello=\r\n${spaces}x\r\n`)), 'the stored message keeps the client\'s bytes');
+});
+
 t.test('a subject over 254 characters is 554 5.6.0; 254 is accepted', async (t) => {
   const s = await startTestService(t);
   const { from, rcpt, c } = await session(t, s);
