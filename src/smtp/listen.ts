@@ -67,24 +67,27 @@ export class CompletingServer extends SMTPServer {
     };
   }
 
-  /** Stops listening and resolves once every session has ended (see the class comment). */
+  /**
+   * Stops listening and resolves once every session has ended (see the class comment). A socket
+   * still in its TLS handshake (implicit TLS) is not waited for and not destroyed: destroying one
+   * mid-handshake crashed the process with SIGSEGV (smtp-server's own close() does, under our TLS
+   * context), and it has no session to finish; it ends with the process.
+   */
   drain(): Promise<void> {
     this.draining = true;
+    this.server.close(); // stops accepting now; its callback would wait for those handshakes too
+    for (const c of this.connections) this.releaseIfIdle(c);
     return new Promise<void>((resolve) => {
-      // net's close() stops accepting now and calls back once every connection has closed.
-      this.server.close(() => {
-        clearTimeout(bound);
-        resolve();
-      });
-      // Sockets still in the PROXY header or TLS handshake have no session to finish. The map's
-      // values are the topmost sockets: tearing a TLS wrap down from below mid-handshake crashes
-      // Node (smtp-server's own close() destroys the values too).
-      (this as unknown as { _pendingSockets: Map<unknown, { destroy(): void }> })._pendingSockets.forEach((top) => top.destroy());
-      for (const c of this.connections) this.releaseIfIdle(c);
       const bound = setTimeout(() => {
         for (const c of this.connections) this.release(c);
       }, this.options.closeTimeout ?? 30_000);
       bound.unref();
+      const ended = setInterval(() => {
+        if (this.connections.size > 0) return;
+        clearInterval(ended);
+        clearTimeout(bound);
+        resolve();
+      }, 20);
     });
   }
 
