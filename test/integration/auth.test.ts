@@ -65,6 +65,10 @@ t.test('403 for a missing scope and a disabled instance; ip_not_allowed only for
   }
   t.equal((await s.cli('instance', 'limits', slug, '--ip-allow', '127.0.0.0/8', '--json')).code, 0);
   t.equal((await s.api('GET', '/v1/domains')).status, 200);
+  // An IPv4 range written in its IPv4-mapped IPv6 form is that IPv4 range (clients match as IPv4).
+  const mapped = await s.cli('instance', 'limits', slug, '--ip-allow', '::ffff:127.0.0.1/128,::ffff:10.0.0.0/104', '--json');
+  t.same(mapped.json.ip_allow, ['127.0.0.1/32', '10.0.0.0/8'], 'stored in IPv4 form');
+  t.equal((await s.api('GET', '/v1/domains')).status, 200, 'and it lets the IPv4 client in');
   t.equal((await s.cli('instance', 'limits', slug, '--ip-allow', 'none', '--json')).code, 0);
 
   t.equal((await s.cli('instance', 'disable', slug, '--json')).json.is_active, false);
