@@ -158,20 +158,14 @@ export function requireMail(db: Db, instanceId: number, mailId: string, at: numb
   const date = mailIdDate(mailId);
   if (date === null) throw notFound();
   // The id names its reception instant, so retention is decided from the id alone, at the same
-  // instant GET /v1/mails's default window starts, whether or not the purge already ran.
+  // instant GET /v1/mails's default window starts, whether or not the purge already ran. An id
+  // from before the time-of-day encoding gives only its day: the whole day must be past, and a
+  // mail gone on the cutoff's own day was purged (the purge cuts at the instant), not never there.
   const received = mailIdTime(mailId);
-  if (received !== null) {
-    if (received < cutoff) throw outside();
-    const m = findMail(db, instanceId, mailId);
-    if (m) return m;
-    throw notFound();
-  }
-  // An id from before the time-of-day encoding gives only its day; the purge cuts at the instant,
-  // so a mail gone on the cutoff's own day was purged, not never there.
-  if (date + day <= cutoff) throw outside();
+  if (received !== null ? received < cutoff : date + day <= cutoff) throw outside();
   const m = findMail(db, instanceId, mailId);
   if (m) return m;
-  if (date <= cutoff) throw outside();
+  if (received === null && date <= cutoff) throw outside();
   throw notFound();
 }
 

@@ -51,7 +51,7 @@ function decodeStrictBase64(text: string): Buffer | null {
  */
 function asMessageAttachment(a: Attachment, i: number, errors: FieldError[]): Attachment | null {
   if (!a.contentType.startsWith('message/')) return a;
-  const content = toCrlf(Buffer.from(a.content));
+  const content = toCrlf(a.content);
   let line = 0;
   for (const byte of content) {
     line = byte === 0x0a ? 0 : byte === 0x0d ? line : line + 1;
@@ -196,6 +196,7 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
   }
   const attachments: Attachment[] = [];
   files.forEach((f, i) => {
+    const type = f.contentType.split(';')[0].trim();
     if (f.name !== 'attachments') {
       errors.push({ pointer: `/${f.name}`, code: 'value_error.multipart', message: 'only attachments may be sent as file parts' });
     } else if (f.content.length > multipartFileMaxBytes) {
@@ -206,10 +207,10 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
       errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_long', message: 'A filename is at most 255 characters', params: { max_length: 255 } });
     } else if (!fileName.test(f.filename)) {
       errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_pattern_mismatch', message: 'A filename is a file name: not blank, no path, no control characters', params: { pattern: fileName.source } });
-    } else if (!mimeType.test(f.contentType.split(';')[0].trim())) {
+    } else if (!mimeType.test(type)) {
       errors.push({ pointer: `/attachments/${i}/type`, code: 'string_pattern_mismatch', message: 'The part Content-Type must be type/subtype' });
     } else {
-      const file = asMessageAttachment({ filename: f.filename, contentType: f.contentType.split(';')[0].trim().toLowerCase(), content: f.content }, i, errors);
+      const file = asMessageAttachment({ filename: f.filename, contentType: type.toLowerCase(), content: f.content }, i, errors);
       if (file) attachments.push(file);
     }
   });

@@ -96,6 +96,11 @@ export function createTransport(o: TransportOptions): Transport {
   }, Math.min(idleMs, 15_000));
   sweep.unref();
 
+  const drain = (): void => {
+    draining = true;
+    for (const p of pools.values()) p.mailer.close();
+  };
+
   return {
     async send(hop, envelope, raw) {
       const outcome = await sendVia(pool(hop, false), envelope, raw);
@@ -103,14 +108,10 @@ export function createTransport(o: TransportOptions): Transport {
       if (!tlsFailed || hop.secure) return outcome;
       return sendVia(pool(hop, true), envelope, raw);
     },
-    drain() {
-      draining = true;
-      for (const p of pools.values()) p.mailer.close();
-    },
+    drain,
     close() {
-      draining = true;
+      drain();
       clearInterval(sweep);
-      for (const p of pools.values()) p.mailer.close();
       pools.clear();
     },
   };

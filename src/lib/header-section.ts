@@ -54,6 +54,7 @@ export function toCrlf(raw: Buffer): Buffer {
 
 /** Runs of spaces and tabs longer than this are cut to it in what mailparser reads. */
 const longestRun = 16;
+const longRun = new RegExp(`[ \\t]{${longestRun + 1},}`, 'g');
 
 /**
  * The bytes mailparser is given, from `from` on (the body, where parts are decoded), with every
@@ -70,6 +71,6 @@ export function cutSpaceRuns(raw: Buffer, from = 0): Buffer {
     found = run > longestRun;
   }
   if (!found) return raw;
-  const tail = raw.subarray(from).toString('latin1').replace(/[ \t]{17,}/g, ' '.repeat(longestRun));
+  const tail = raw.subarray(from).toString('latin1').replace(longRun, ' '.repeat(longestRun));
   return Buffer.concat([raw.subarray(0, from), Buffer.from(tail, 'latin1')]);
 }

@@ -92,13 +92,16 @@ export function decodeQuotedPrintable(text: string): string {
   return text.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
+/** mailparser reads a report for its structure and text: no conversions between html and text. */
+const parseOptions = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true };
+
 /** The decoded html and text of each message attached whole (message/rfc822) to a report. */
 async function quotedOriginals(parsed: ParsedMail): Promise<string[]> {
   const out: string[] = [];
   for (const a of parsed.attachments) {
     if (a.contentType.toLowerCase() !== 'message/rfc822') continue;
     try {
-      const inner = await simpleParser(a.content, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+      const inner = await simpleParser(a.content, parseOptions);
       out.push(typeof inner.html === 'string' ? inner.html : '', inner.text ?? '');
     } catch {
       // An original past the parser's limits names no mail.
@@ -114,7 +117,7 @@ async function handle(deps: MxDeps, secret: Buffer, received: Buffer, roles: Rol
   const raw = cutSpaceRuns(received);
   let parsed: ParsedMail;
   try {
-    parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+    parsed = await simpleParser(raw, parseOptions);
   } catch (err) {
     // Past the parser's limits (a 1 MB part header, over 1,000 parts): no report of ours, for good.
     throw Object.assign(new Error(`unparsable report: ${(err as Error).message}`), { permanent: true });
