@@ -212,6 +212,9 @@ async function main(): Promise<void> {
     row('fewer flushes than messages', String(flushes < spooled));
   } finally {
     svc.child.kill('SIGTERM');
+    if (svc.child.exitCode === null && svc.child.signalCode === null) await new Promise((resolve) => svc.child.once('exit', resolve));
+    if (process.env.BENCH_KEEP) console.log(`store kept in ${dataDir}`);
+    else fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

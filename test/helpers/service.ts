@@ -34,8 +34,23 @@ export interface TestService {
   stop: () => Promise<void>;
 }
 
+// Every data dir a test file made goes when its process ends: tests reopen them across restarts
+// (so a teardown per service would be too early), and CI machines run the suite many times.
+const madeDirs: string[] = [];
+process.on('exit', () => {
+  for (const dir of madeDirs) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // a child still writing into it: left to the OS's temp cleanup
+    }
+  }
+});
+
 export function tempDir(prefix = 'estafeta-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }
 
 let slugCounter = 0;
