@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { catalog, isErrorCode } from '../errors';
 import { randomHex } from '../lib/tokens';
 import { problemBody } from './middleware/problem';
 
@@ -41,7 +42,8 @@ export function answerExpectation(_req: IncomingMessage, res: ServerResponse): v
 function problemParts(status: number, code: string, detail: string): { title: string; head: Record<string, string>; body: string } {
   const requestId = crypto.randomUUID();
   const traceId = randomHex(16);
-  const title = STATUS_CODES[status] ?? 'Error';
+  // A code of the catalog keeps its one title (RFC 9457 §3.1.3: the title of a type never changes).
+  const title = isErrorCode(code) ? catalog[code].title : STATUS_CODES[status] ?? 'Error';
   const body = JSON.stringify(problemBody({ code, status, title, detail, traceId, requestId }));
   return {
     title,
@@ -52,6 +54,6 @@ function problemParts(status: number, code: string, detail: string): { title: st
 
 /** A whole HTTP/1.1 response, for a socket Node's server no longer answers on. */
 function problemResponse(status: number, code: string, detail: string, extra: string[] = []): string {
-  const { title, head, body } = problemParts(status, code, detail);
-  return [`HTTP/1.1 ${status} ${title}`, ...Object.entries(head).map(([k, v]) => `${k}: ${v}`), ...extra, '', body].join('\r\n');
+  const { head, body } = problemParts(status, code, detail);
+  return [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`, ...Object.entries(head).map(([k, v]) => `${k}: ${v}`), ...extra, '', body].join('\r\n');
 }

@@ -198,7 +198,10 @@ export function validateQuery<T>(id: string, query: Record<string, unknown>): T 
   }
   for (const name of paramsOf(id, 'integer')) {
     const v = copy[name];
-    if (typeof v === 'string' && !decimalInteger.test(v.trim())) throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: must be an integer.`);
+    // Past 2^53 a number is no longer the integer written: no id or count gets there.
+    if (typeof v === 'string' && (!decimalInteger.test(v.trim()) || !Number.isSafeInteger(Number(v)))) {
+      throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: must be an integer of at most ${Number.MAX_SAFE_INTEGER}.`);
+    }
   }
   const v = compiled(queryAjv, id);
   if (!v(copy)) {

@@ -131,6 +131,15 @@ t.test('HTTP conventions of every response', async (t) => {
     const res = await s.api('POST', '/v1/domains/1/validate', { raw: 'hello', headers: { 'Content-Type': 'text/plain' } });
     t.equal(res.status, 415);
     t.equal(res.body.code, 'unsupported_media_type');
+    const json = { 'Content-Type': 'application/json' };
+    const broken = await s.api('POST', '/v1/domains/1/validate', { raw: '{bad', headers: json });
+    t.same([broken.status, broken.body.code], [400, 'malformed_request'], 'a route without a body still refuses broken JSON');
+    const big = await s.api('POST', '/v1/domains/1/validate', { raw: Buffer.alloc(20 * 1024 * 1024 + 1, 0x20), headers: json });
+    t.same([big.status, big.body.code, big.body.max_bytes], [413, 'request_too_large', 20971520], 'and a body past the 20 MB limit');
+    for (const raw of ['', '{}']) {
+      const ok = await s.api('POST', '/v1/domains/1/validate', { raw, headers: json });
+      t.equal(ok.status, 200, `a body of ${JSON.stringify(raw)} is ignored`);
+    }
   });
 });
 
@@ -143,6 +152,10 @@ t.test('a query integer is decimal digits and the query string is valid percent-
     t.equal(res.body.code, 'malformed_request', q);
   }
   t.equal((await s.api('GET', '/v1/mails?page_size=5&page=%2B1&subject=a%2Bb+c')).status, 200, 'digits with a sign, and well-encoded text');
+  for (const q of ['/v1/mails?sender_id=99999999999999999999', '/v1/consent-rules/resolve?contacts=a%40b.test&contact_types=email_address&purpose_id=9007199254740993']) {
+    const res = await s.api('GET', q);
+    t.same([res.status, res.body.code], [400, 'malformed_request'], `${q}: an integer past 2^53 is not the one written`);
+  }
   for (const q of ['/v1/senders?name=%00', '/v1/senders?name=Team%00zzz', '/v1/mail-restrictions?recipient=a%00', '/v1/mails?subject=x%00']) {
     const nul = await s.api('GET', q);
     t.same([nul.status, nul.body.code], [400, 'malformed_request'], `${q}: a NUL, which SQLite's LIKE would read as the pattern's end`);
@@ -195,6 +208,7 @@ t.test('a request Node\'s parser refuses is still a problem+json with its X-Requ
     const id = /\r\nX-Request-Id: ([0-9a-f-]{36})\r\n/i.exec(head)?.[1];
     t.ok(id, `${name}: X-Request-Id`);
     t.match(JSON.parse(body), { status, code, request_id: id, type: `https://estafeta.dev/problems/${code.replace(/_/g, '-')}` }, name);
+    if (code === 'malformed_request') t.equal(JSON.parse(body).title, 'Malformed request', `${name}: the title every malformed_request carries`);
   }
   t.equal((await fetch(`${s.url}/healthz`)).status, 200, 'the server goes on');
 });

@@ -109,7 +109,7 @@ function jsonParser(limit: number): Koa.Middleware {
 }
 
 /** JSON, or multipart/form-data when `multipart` is set (a route that takes file parts). */
-export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: boolean; limit?: number } = {}): Promise<ParsedBody> {
+export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: boolean; limit?: number; optional?: boolean } = {}): Promise<ParsedBody> {
   const limit = opts.limit ?? maxBodyBytes;
   // An empty body is not valid JSON (CONTRACT §6: 400), whatever its Content-Type says.
   const empty = (): ServiceError => new ServiceError('malformed_request', 'The request body is empty; send a JSON object.');
@@ -127,7 +127,7 @@ export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: bool
   } catch (err) {
     throw bodyError(ctx, err, limit, 'JSON');
   }
-  if (ctx.request.body === undefined || ctx.request.body === '') throw empty(); // chunked, zero bytes
+  if ((ctx.request.body === undefined || ctx.request.body === '') && !opts.optional) throw empty(); // chunked, zero bytes
   return { multipart: false, body: ctx.request.body };
 }
 
@@ -140,10 +140,14 @@ export function jsonBody(limit = maxBodyBytes): Koa.Middleware<AppState> {
   };
 }
 
-/** Routes without a body accept none of another type: a body sent anyway must still be JSON. */
+/**
+ * Routes that take no body ignore one, but only a well-formed one: it is read like any JSON body
+ * (415 for another type, 400 for broken JSON, 413 past the limit, CONTRACT §6 and spec, Limits),
+ * so a client's mistake is told, never silently passed over.
+ */
 export function noBody(): Koa.Middleware<AppState> {
   return async (ctx, next) => {
-    if (hasBody(ctx) && !ctx.is('application/json', '+json')) throw new ServiceError('unsupported_media_type', 'Content-Type must be application/json.');
+    if (hasBody(ctx)) await readRequestBody(ctx as unknown as Koa.Context, { optional: true });
     return next();
   };
 }

@@ -11,7 +11,7 @@ export function consentEventRoutes(api: Api, { db }: HttpDeps): void {
   api.add({ method: 'post', path: '/v1/consent-events', summary: 'Register a consent event', tag: 'Consent', scope: 'consent:write',
     body: 'ConsentEventRequest', response: { status: 201, schema: 'ConsentEvent', headers: ['Location'] },
     errors: ['consent_term_not_found', 'consent_term_inactive', 'consent_term_no_current_version', 'consent_contact_type_channel_mismatch', 'consent_duplicate_rule', 'validation_error'] },
-  jsonBody(1024 * 1024), (ctx, p) => {
+  jsonBody(), (ctx, p) => {
     const input = validateBody<EventInput>('ConsentEventRequest', (ctx.request as { body?: unknown }).body);
     const event = registerEvent(db, p.instance.id, input, Date.now());
     ctx.status = 201;
