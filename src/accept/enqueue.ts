@@ -13,8 +13,7 @@ import type { InstanceRow } from '../store/instances';
 import { chargeSends, insertMessage, registerCategory, type MessageInsert } from '../store/messages';
 import { insertMail, insertMailLogs, type MailInsert, type MailLogInsert } from '../store/mails';
 import { ServiceError } from '../errors';
-import { iso } from '../lib/time';
-import { usedInCycle, type Cycle } from './policy';
+import { resetAtIso, usedInCycle, type Cycle } from './policy';
 
 export interface Acceptance {
   instance: InstanceRow;
@@ -60,7 +59,7 @@ export function createCommitter(deps: { db: Db; spool: Spool; log: Logger; onQue
         const remaining = Math.max(0, limit - usedInCycle(db, a.instance.id, a.cycle.start) - charge.count);
         if (a.charged > remaining) {
           return new ServiceError('plan_send_limit_exceeded', `This send needs ${a.charged} of the plan's sends; ${remaining} remain in the current cycle.`, {
-            limit, remaining, reset_at: iso(a.cycle.resetAt),
+            limit, remaining, reset_at: resetAtIso(a.cycle),
           });
         }
       }

@@ -56,9 +56,18 @@ export function mailIdTime(mailId: string): number | null {
   return ms < dayMs ? date + ms : null;
 }
 
-/** Start of the online retention window: the same instant `months` calendar months earlier. */
+/**
+ * Start of the online retention window: the same instant `months` calendar months earlier, on
+ * the same day of the month or that month's last day (31 May -> 28/29 February). Date's own
+ * month arithmetic overflows instead (31 May - 3 months = "31 February" = 3 March), which cut
+ * up to three days off the window at month ends.
+ */
 export function retentionStart(at: number, months = retentionMonths): number {
   const d = new Date(at);
-  d.setUTCMonth(d.getUTCMonth() - months);
-  return d.getTime();
+  const target = d.getUTCFullYear() * 12 + d.getUTCMonth() - months;
+  const [year, month] = [Math.floor(target / 12), ((target % 12) + 12) % 12];
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  const start = new Date(at);
+  start.setUTCFullYear(year, month, Math.min(d.getUTCDate(), lastDay));
+  return start.getTime();
 }

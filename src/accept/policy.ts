@@ -42,6 +42,13 @@ export function materializeTemplate(db: Db, instanceId: number, sub: NormalizedS
 
 export interface Cycle { start: number; resetAt: number }
 
+/**
+ * `reset_at` as shown: timestamps have whole seconds, and a cycle renews at the instance's
+ * anchor to the millisecond, so the second is rounded up: a client waiting until reset_at finds
+ * the new cycle (rounded down, it was refused again for up to 999 ms).
+ */
+export const resetAtIso = (cycle: Cycle): string => iso(Math.ceil(cycle.resetAt / 1000) * 1000);
+
 export function currentCycle(instance: InstanceRow, at: number): Cycle {
   const length = instance.send_cycle_days * 86_400_000;
   const n = Math.max(0, Math.floor((at - instance.cycle_anchor_at) / length));
@@ -63,7 +70,7 @@ export function checkPlan(db: Db, instance: InstanceRow, charged: number, at: nu
   const remaining = Math.max(0, instance.send_limit - used);
   if (charged > remaining) {
     throw new ServiceError('plan_send_limit_exceeded', `This send needs ${charged} of the plan's sends; ${remaining} remain in the current cycle.`, {
-      limit: instance.send_limit, remaining, reset_at: iso(cycle.resetAt),
+      limit: instance.send_limit, remaining, reset_at: resetAtIso(cycle),
     });
   }
   return cycle;

@@ -127,7 +127,10 @@ export function localDayStart(date: string, tz: string, param: string): number {
 
 export function mailFilter(q: MailsQuery, instance: InstanceRow, at: number = now()): MailFilter {
   const tz = queryZone(q, instance);
-  const from = q.start_date ? localDayStart(q.start_date, tz, 'start_date') : retentionStart(at);
+  // A start_date before the online retention window reads from the window's start: what
+  // GET /v1/mails/{id} calls mail_outside_retention is no longer listed either, whether or not
+  // the daily purge has removed it yet.
+  const from = Math.max(q.start_date ? localDayStart(q.start_date, tz, 'start_date') : -Infinity, retentionStart(at));
   // end_date is inclusive: the window ends where the next local day starts (never, after 9999-12-31).
   let to = Number.MAX_SAFE_INTEGER;
   if (q.end_date) {

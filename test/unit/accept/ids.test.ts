@@ -1,5 +1,6 @@
 import t from 'tap';
-import { mailIdDate, mailIdTime, newMailId, newMsgId } from '../../../src/accept/ids';
+import { mailIdDate, mailIdTime, newMailId, newMsgId, retentionStart } from '../../../src/accept/ids';
+import { resetAtIso } from '../../../src/accept/policy';
 
 t.test('ids keep their documented format and date', async (t) => {
   const at = Date.UTC(2026, 10, 22, 23, 59, 59, 999);
@@ -32,4 +33,23 @@ t.test('a mail_id names its reception instant; an id without one names only its 
   t.equal(mailIdTime('20261122zzzzzzabcdefghij'), null, 'a time of day past the day (ids made before the encoding)');
   t.equal(mailIdDate('20261122zzzzzzabcdefghij'), Date.UTC(2026, 10, 22));
   t.equal(mailIdTime('20261322222222abcdefghij'), null, 'no such date');
+});
+
+t.test('the retention window starts 3 calendar months back, on the same day or that month\'s last', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['2026-05-31T12:00:00.250Z', '2026-02-28T12:00:00.250Z'], // Date's own arithmetic gave 3 March
+    ['2028-05-31T12:00:00.000Z', '2028-02-29T12:00:00.000Z'], // leap year
+    ['2026-07-31T00:00:00.000Z', '2026-04-30T00:00:00.000Z'],
+    ['2026-12-31T23:59:59.999Z', '2026-09-30T23:59:59.999Z'],
+    ['2027-01-15T08:30:00.000Z', '2026-10-15T08:30:00.000Z'], // across a year
+    ['2026-03-31T10:00:00.000Z', '2025-12-31T10:00:00.000Z'],
+    ['2026-11-22T12:10:00.000Z', '2026-08-22T12:10:00.000Z'],
+  ];
+  for (const [at, start] of cases) t.equal(new Date(retentionStart(Date.parse(at))).toISOString(), start, at);
+});
+
+t.test('reset_at is shown rounded up to the second, never before the cycle renews', async (t) => {
+  t.equal(resetAtIso({ start: 0, resetAt: Date.parse('2026-11-23T12:16:12.001Z') }), '2026-11-23T12:16:13Z');
+  t.equal(resetAtIso({ start: 0, resetAt: Date.parse('2026-11-23T12:16:12.999Z') }), '2026-11-23T12:16:13Z');
+  t.equal(resetAtIso({ start: 0, resetAt: Date.parse('2026-11-23T12:16:12.000Z') }), '2026-11-23T12:16:12Z', 'a whole second stays');
 });
