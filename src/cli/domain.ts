@@ -35,21 +35,24 @@ export function domainCommands(program: Command): void {
     }));
 
   // `domain dkim <slug> <domain>` prints the records; `domain dkim rotate <slug> <domain>` rotates.
-  domain.command('dkim <a> <b> [c]').usage('<slug> <domain> | rotate <slug> <domain>')
+  domain.command('dkim [words...]').usage('<slug> <domain> | rotate <slug> <domain>')
     .description('print the DKIM TXT records to publish at each CNAME target; "dkim rotate <slug> <domain>" rotates the keys')
     .option('--json')
-    .action(run((ctx, [a, b, c]) => {
-      if (a === 'rotate' && c === undefined && !findInstanceBySlug(ctx.db, a)) {
-        throw new ServiceError('validation_error', "missing required argument 'domain': domain dkim rotate <slug> <domain>", {
-          errors: [{ pointer: '/domain', code: 'missing', message: 'Field required' }],
+    .action(run((ctx, [words]) => {
+      const args = words as unknown as string[];
+      // An instance may be named "rotate": then two words are <slug> <domain>.
+      const rotate = args[0] === 'rotate' && (args.length !== 2 || !findInstanceBySlug(ctx.db, 'rotate'));
+      const [slug, name, ...extra] = rotate ? args.slice(1) : args;
+      const usage = rotate ? 'domain dkim rotate <slug> <domain>' : 'domain dkim <slug> <domain>';
+      const missing = slug === undefined ? 'slug' : name === undefined ? 'domain' : null;
+      if (missing) {
+        throw new ServiceError('validation_error', `missing required argument '${missing}': ${usage}`, {
+          errors: [{ pointer: `/${missing}`, code: 'missing', message: 'Field required' }],
         });
       }
-      if (a === 'rotate' && c !== undefined) {
-        const d = requireClientDomain(ctx.db, ctx.instance(b).id, c);
-        rotateDomainKeys(ctx.db, d.id, ctx.now);
-        return dkimSelectors(ctx, b, c);
-      }
-      return dkimSelectors(ctx, a, b);
+      if (extra.length > 0) throw new ServiceError('validation_error', `too many arguments: ${usage}`);
+      if (rotate) rotateDomainKeys(ctx.db, requireClientDomain(ctx.db, ctx.instance(slug).id, name).id, ctx.now);
+      return dkimSelectors(ctx, slug, name);
     }));
 
   domain.command('validate <slug> <domain>').description('verify the DNS records now (as POST /v1/domains/{id}/validate)').option('--json')

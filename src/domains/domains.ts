@@ -7,6 +7,7 @@ import { domainToASCII } from 'node:url';
 import { containsText } from '../store/db';
 import { listPage, mapPage, Where, type Page, type PageRequest } from '../store/page';
 import * as store from '../store/domains';
+import { quotaSenderCount } from '../store/senders';
 import { ServiceError } from '../errors';
 import { iso } from '../lib/time';
 import { isSandboxDomain, normalizeDomain } from '../lib/address';
@@ -126,7 +127,7 @@ function admissible(db: Db, instanceId: number, domain: string, limits: DomainLi
   // A deleted domain's senders come back with it (spec, 402: reactivating a sender is
   // within the sender quota too).
   if (existing && maxSenders !== null) {
-    const usage = count('SELECT COUNT(*) AS n FROM senders s JOIN domains d ON d.id = s.domain_id WHERE s.instance_id = ? AND d.deleted_at IS NULL AND d.is_sandbox = 0', instanceId);
+    const usage = quotaSenderCount(db, instanceId);
     const returning = count('SELECT COUNT(*) AS n FROM senders WHERE instance_id = ? AND domain_id = ?', instanceId, existing.id);
     if (usage + returning > maxSenders) {
       throw new ServiceError('plan_senders_limit_exceeded', `Re-adding ${domain} brings back its ${returning} sender(s), past the plan quota of active senders.`, {

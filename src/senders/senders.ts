@@ -79,8 +79,8 @@ export function addSender(db: Db, instanceId: number, v: { email: string; name?:
   const verified = [domain.mx_status, domain.spf_status, domain.dkim_status, domain.dmarc_status].every((s) => s === 'verified');
   if (!verified) throw new ServiceError('domain_not_verified', `Domain ${domain.domain} is not verified.`);
   if (findSenderByEmail(db, instanceId, email)) throw new ServiceError('sender_already_exists', `Sender ${email} already exists.`);
-  if (limit !== null && !domain.is_sandbox) {
-    const usage = (db.prepare('SELECT COUNT(*) AS n FROM senders s JOIN domains d ON d.id = s.domain_id WHERE s.instance_id = ? AND d.deleted_at IS NULL AND d.is_sandbox = 0').get(instanceId) as { n: number }).n;
+  if (limit !== null) {
+    const usage = store.quotaSenderCount(db, instanceId);
     if (usage >= limit) {
       throw new ServiceError('plan_senders_limit_exceeded', 'The plan quota of active senders is reached.', { limit, usage, remaining: Math.max(0, limit - usage) });
     }

@@ -39,3 +39,13 @@ export function senderPurposes(db: Db, senderId: number): SenderPurpose[] {
     .prepare('SELECT sp.purpose_id, p.code, sp.mode FROM sender_purposes sp JOIN consent_purposes p ON p.id = sp.purpose_id WHERE sp.sender_id = ? ORDER BY p.code')
     .all(senderId) as SenderPurpose[];
 }
+
+/**
+ * Senders within the plan quota of active senders: those of domains not deleted, every sender
+ * an operator added (on the sandbox domain too), but not the one `instance create` provisions
+ * (sandbox@<slug>.sandbox.test): it comes with the account, so a quota of N leaves N senders to add.
+ */
+export function quotaSenderCount(db: Db, instanceId: number): number {
+  return (db.prepare(`SELECT COUNT(*) AS n FROM senders s JOIN domains d ON d.id = s.domain_id
+    WHERE s.instance_id = ? AND d.deleted_at IS NULL AND NOT (d.is_sandbox = 1 AND s.email_address = 'sandbox@' || d.domain)`).get(instanceId) as { n: number }).n;
+}

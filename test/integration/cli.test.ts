@@ -118,4 +118,10 @@ t.test('concurrent CLI runs: one create per slug, one domain past a quota of one
   t.equal(dkim.json.active_selector, 's1', 's1 -> s2 -> s1');
   const short = await s.cli('domain', 'dkim', 'rotate', 'race', '--json');
   t.same([short.json.code, short.json.errors?.[0]?.pointer], ['validation_error', '/domain'], 'rotate without its domain is a usage error, not instance "rotate"');
+  for (const [args, pointer] of [[['race'], '/domain'], [[], '/slug'], [['rotate'], '/slug']] as const) {
+    const r = await s.cli('domain', 'dkim', ...args, '--json');
+    t.same([r.code, r.json.code, r.json.errors?.[0]?.pointer], [1, 'validation_error', pointer], `domain dkim ${args.join(' ')}: names the missing argument`);
+  }
+  const extra = await s.cli('domain', 'dkim', 'race', 'same.race.example', 'extra', '--json');
+  t.same([extra.code, extra.json.code], [1, 'validation_error'], 'an extra word is refused as by every other command');
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { sharedWorld, states } from './domains-fixture';
+import { startTestService } from '../helpers/service';
 
 const world = sharedWorld(t);
 let n = 0;
@@ -108,6 +109,18 @@ t.test('re-adding a deleted domain brings its senders back only within the sende
   t.equal((await f.s.cli('instance', 'limits', f.slug, '--max-senders', '2', '--json')).code, 0);
   t.equal((await f.s.cli('domain', 'add', f.slug, f.name, '--json')).code, 0, 'within the quota it comes back');
   t.equal((await f.api('GET', '/v1/senders')).body.data.length, 3, 'with its senders');
+});
+
+// Spec, 402 plan_senders_limit_exceeded: the quota of active senders has no sandbox exception,
+// only the sender instance create provisions comes with the account (README, Decisions).
+t.test('senders added on the sandbox domain count against the sender quota; the provisioned one does not', async (t) => {
+  const s = await startTestService(t);
+  const { slug } = await s.tenant();
+  t.equal((await s.cli('instance', 'limits', slug, '--max-senders', '1', '--json')).code, 0);
+  t.equal((await s.cli('sender', 'add', slug, `news@${slug}.sandbox.test`, '--json')).code, 0, 'a quota of one leaves one to add');
+  const over = await s.cli('sender', 'add', slug, `team@${slug}.sandbox.test`, '--json');
+  t.not(over.code, 0);
+  t.match(over.json, { code: 'plan_senders_limit_exceeded', limit: 1, usage: 1, remaining: 0 });
 });
 
 t.test('search/names and search/emails find senders by partial, case-insensitive q', async (t) => {
