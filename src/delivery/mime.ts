@@ -1,8 +1,9 @@
 /**
  * A minimal MIME walker that rewrites text/html leaves and leaves every other byte as it was
- * (SMTP-submitted messages keep their structure, attachments and signatures of parts). Strings
- * are latin1 so that one char = one byte; only the html parts are decoded (any charset iconv-lite
- * knows) and re-encoded as UTF-8 base64.
+ * (SMTP-submitted messages keep their structure, attachments and signatures of parts), except a
+ * leaf whose lines SMTP cannot carry, which goes in base64. Strings are latin1 so that one char =
+ * one byte; only the html parts are decoded (any charset iconv-lite knows) and re-encoded as
+ * UTF-8 base64.
  */
 import iconv from 'iconv-lite';
 import { parseHeaderFields } from './sign';
@@ -24,9 +25,50 @@ function decodeQp(s: string): string {
   return s.replace(/=\r\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
 }
 
-/** Rewrites one leaf; returns the new head and body, or null when it is not an html part we can handle. */
-function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite): { head: string; body: string } | null {
+/** The leaf's bytes, transfer-decoded (base64, quoted-printable, or as they are). */
+function decodedBody(head: string, body: string): Buffer {
+  const cte = (headerValue(head, 'content-transfer-encoding') ?? '7bit').toLowerCase();
+  return cte === 'base64' ? Buffer.from(body, 'base64') : Buffer.from(cte === 'quoted-printable' ? decodeQp(body) : body, 'latin1');
+}
+
+/** The longest line SMTP carries (RFC 5321 §4.5.3.1.6: 1000 octets with the CRLF). */
+const maxLine = 998;
+
+/** Whether a body cannot travel as it is: a line over 998 octets, or a NUL (RFC 5322 §2.3, RFC 6152). */
+function untransportable(body: string): boolean {
+  if (body.includes('\0')) return true;
+  for (let at = 0; at < body.length;) {
+    const end = body.indexOf('\r\n', at);
+    if ((end < 0 ? body.length : end) - at > maxLine) return true;
+    if (end < 0) break;
+    at = end + 2;
+  }
+  return false;
+}
+
+/** A leaf's head with its transfer encoding replaced by base64, and its bytes in 76-column base64. */
+function asBase64(head: string, bytes: Buffer, contentType?: string): { head: string; body: string } {
+  const fields = parseHeaderFields(head)
+    .filter((f) => f.name !== 'content-transfer-encoding' && (contentType === undefined || f.name !== 'content-type'))
+    .map((f) => f.text);
+  const typeField = contentType === undefined ? [] : [`Content-Type: ${contentType}`];
+  return { head: [...fields, ...typeField, 'Content-Transfer-Encoding: base64'].join('\r\n'), body: bytes.toString('base64').replace(/.{76}(?=.)/g, '$&\r\n') };
+}
+
+/**
+ * Rewrites one leaf; returns the new head and body, or null when it stays as it is: tracked html
+ * is rewritten, and a leaf that cannot travel as written (an SMTP client's 100,000-octet line or
+ * NUL, which a strict MX refuses) is carried in base64, its content unchanged, where Postfix
+ * would break its lines.
+ */
+function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite | null): { head: string; body: string } | null {
   const type = headerValue(head, 'content-type') ?? 'text/plain';
+  const tracked = rewrite ? trackLeaf(head, body, type, rewrite) : null;
+  if (tracked) return tracked;
+  return untransportable(body) ? asBase64(head, decodedBody(head, body)) : null;
+}
+
+function trackLeaf(head: string, body: string, type: string, rewrite: HtmlRewrite): { head: string; body: string } | null {
   if (!/^text\/html\b/i.test(type)) return null;
   // An html file attached to the mail is the sender's document, delivered byte for byte: only
   // the message's own html body carries the pixel and tracked links.
@@ -35,21 +77,18 @@ function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite): { head: 
   const charset = (param(type, 'charset') ?? 'utf-8').toLowerCase();
   // A charset iconv-lite does not know cannot be decoded safely: that part goes untracked, as is.
   if (!iconv.encodingExists(charset)) return null;
-  const cte = (headerValue(head, 'content-transfer-encoding') ?? '7bit').toLowerCase();
-  const bytes = cte === 'base64' ? Buffer.from(body, 'base64') : Buffer.from(cte === 'quoted-printable' ? decodeQp(body) : body, 'latin1');
   // Re-encoded as UTF-8 (a rewritten link may hold characters the old charset lacks) and base64:
   // native and fast, and a rewritten line can exceed 998.
-  const html = Buffer.from(rewrite(iconv.decode(bytes, charset)), 'utf8');
-  const body64 = html.toString('base64').replace(/.{76}(?=.)/g, '$&\r\n');
-  const fields = parseHeaderFields(head)
-    .filter((f) => f.name !== 'content-transfer-encoding' && f.name !== 'content-type')
-    .map((f) => f.text);
+  const html = Buffer.from(rewrite(iconv.decode(decodedBody(head, body), charset)), 'utf8');
   const utf8Type = /;\s*charset\s*=/i.test(type) ? type.replace(/(;\s*charset\s*=\s*)(?:"[^"]*"|[^;\s]+)/i, '$1utf-8') : `${type}; charset=utf-8`;
-  return { head: [...fields, `Content-Type: ${utf8Type}`, 'Content-Transfer-Encoding: base64'].join('\r\n'), body: body64 };
+  return asBase64(head, html, utf8Type);
 }
 
-/** Rewrites the html leaves of an entity (head without the blank line, body after it). */
-export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite): { head: string; body: string } {
+/**
+ * Rewrites the leaves of an entity (head without the blank line, body after it): the html ones
+ * with `rewrite` (null: none tracked), and any that cannot travel as written (rewriteLeaf).
+ */
+export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite | null): { head: string; body: string } {
   const type = headerValue(head, 'content-type') ?? 'text/plain';
   if (!/^multipart\//i.test(type)) return rewriteLeaf(head, body, rewrite) ?? { head, body };
   const boundary = param(type, 'boundary');
@@ -57,7 +96,7 @@ export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite):
   return { head, body: rewriteMultipart(body, `--${boundary}`, rewrite) };
 }
 
-function rewriteMultipart(body: string, delim: string, rewrite: HtmlRewrite): string {
+function rewriteMultipart(body: string, delim: string, rewrite: HtmlRewrite | null): string {
   // Delimiter lines start at the body start or after a CRLF (RFC 2046 §5.1.1).
   const starts: number[] = [];
   const first = body.indexOf(`\r\n${delim}`);

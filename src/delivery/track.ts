@@ -64,9 +64,7 @@ export interface TrackOptions {
 /** The recipient's copy: tracked html, List-Unsubscribe headers first. Input and output are CRLF bytes. */
 export function trackMessage(raw: Buffer, o: TrackOptions): Buffer {
   const { head, body } = splitMessage(raw);
-  const rewritten = o.trackHtml
-    ? rewriteEntity(head, body.toString('latin1'), (html) => trackHtml(html, o.mailId, o.links))
-    : { head, body: body.toString('latin1') };
+  const rewritten = rewriteEntity(head, body.toString('latin1'), o.trackHtml ? (html) => trackHtml(html, o.mailId, o.links) : null);
   const parsed = parseHeaderFields(rewritten.head);
   const fields = parsed.filter((f) => !managed.has(f.name)).map((f) => f.text);
   // A rewritten part carries MIME fields (base64, charset); a message that had none must then

@@ -57,5 +57,6 @@ export function completeReply(code: number, text: string): string {
 export const replies = {
   authRequired: () => smtpReply(530, '5.7.0', 'unauthorized', 'Authentication required: AUTH with the instance slug and an API key first.'),
   tooManyRecipients: (max: number) => smtpReply(452, '4.5.3', 'validation_error', `Too many recipients: at most ${max} per message.`),
+  badAddress: () => smtpReply(553, '5.1.3', 'validation_error', 'The address is not valid UTF-8.'),
   tooLarge: (max: number) => smtpReply(552, '5.3.4', 'request_too_large', `Message exceeds the maximum size of ${max} bytes.`),
 };

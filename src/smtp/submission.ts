@@ -38,6 +38,9 @@ function checkCredentials(db: Db, slug: string, apiKey: string, remoteIp: string
 }
 
 /** Buffers the DATA stream up to the limit; past it, keeps counting and drops the bytes (null). */
+/** An address holding U+FFFD: the client's bytes were not UTF-8 (see onRcptTo). */
+const undecodable = (address: string): boolean => address.includes('\uFFFD');
+
 function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -213,11 +216,15 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
         callback(fail(err, session));
       }
     },
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
       // smtp-server answers 530 itself only while AUTH is enabled for the session.
-      callback(session.user instanceof SubmissionUser ? null : replies.authRequired());
+      if (!(session.user instanceof SubmissionUser)) return callback(replies.authRequired());
+      callback(undecodable(address.address) ? replies.badAddress() : null);
     },
     onRcptTo(address, session, callback) {
+      // Bytes that are not UTF-8 reach us as U+FFFD: accepted, the mail would go to an address
+      // the client never wrote (RFC 6531 §3.3: an SMTPUTF8 address is valid UTF-8).
+      if (undecodable(address.address)) return callback(replies.badAddress());
       const rcpts = session.envelope.rcptTo;
       const again = rcpts.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
       callback(rcpts.length >= MAX_RECIPIENTS && !again ? replies.tooManyRecipients(MAX_RECIPIENTS) : null);
@@ -239,7 +246,14 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
           log.debug({ event: 'submission.accepted', listener: name, instance: instance.slug, msg_id: result.msgId }, 'message accepted');
           callback(null, `2.0.0 Ok: queued as ${result.msgId}`);
         })
-        .catch((err: unknown) => callback(err instanceof Error && 'responseCode' in err ? err : fail(err, session)));
+        .catch((err: unknown) => {
+          // The client went away mid-DATA: nothing was acknowledged or stored, nothing to alarm about.
+          if ((err as { code?: unknown } | null)?.code === 'ECONNECTION') {
+            log.info({ event: 'submission.aborted', listener: name, session: session.id }, 'client disconnected before the end of the message');
+            return callback(err as Error);
+          }
+          callback(err instanceof Error && 'responseCode' in err ? err : fail(err, session));
+        });
     },
   };
   return new CompletingServer(options);

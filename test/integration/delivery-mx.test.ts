@@ -80,6 +80,36 @@ t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one wi
   t.same([...head.matchAll(/^DKIM-Signature:.*\bd=([^;\s]+)/gim)].map((x) => x[1]), ['brand.test'], 'the only signature is the platform\'s');
 });
 
+// RFC 5321 §4.5.3.1.6: a line is at most 1000 octets with its CRLF; a strict MX refuses more.
+// A legacy client's 100,000-octet line (or NUL) is carried in base64, content unchanged.
+t.test('a submitted part with lines SMTP cannot carry leaves in base64, the same content, signed', async (t) => {
+  const w = await startWorld(t);
+  const key = (await w.ts.cli('apikey', 'create', w.slug, '--json')).json.api_key as string;
+  const c = await smtpConnect(t, w.ts.svc.ports.smtp as number);
+  t.equal(await c.login(w.slug, key), null);
+  const long = 'x'.repeat(100_000);
+  const plain = `From: news@brand.test\r\nTo: ana@example.test\r\nSubject: long\r\n\r\n${long}\r\nnul\0here\r\n`;
+  const multi = ['From: news@brand.test', 'To: bo@example.test', 'Subject: parts', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="b"', '',
+    '--b', 'Content-Type: text/plain; charset=utf-8', '', 'short and fine', '--b', 'Content-Type: text/csv', 'Content-Disposition: attachment; filename="a.csv"', '', `${'y'.repeat(2000)},z`, '--b--', ''].join('\r\n');
+  t.equal((await c.send('news@brand.test', ['ana@example.test'], plain)).err, null);
+  t.equal((await c.send('news@brand.test', ['bo@example.test'], multi)).err, null);
+  const got = await waitFor(() => (w.sink.received.length >= 2 ? w.sink.received : undefined), { what: 'both at the MX' });
+  for (const m of got ?? []) {
+    const longest = Math.max(...m.raw.toString('latin1').split('\r\n').map((l) => l.length));
+    t.ok(longest <= 998, `${m.to}: every line within 998 octets (longest ${longest})`);
+    t.notOk(m.raw.includes(0), `${m.to}: no NUL on the wire`);
+    const result = await dkimVerify(m.raw, { resolver: w.txtResolver });
+    t.equal(result.results[0]?.status.result, 'pass', `${m.to}: signed after the re-encoding`);
+  }
+  const ana = await simpleParser(got?.find((m) => m.to.includes('ana@example.test'))?.raw ?? Buffer.alloc(0));
+  t.equal(ana.text, `${long}\nnul\0here\n`, 'the text is what the client wrote');
+  const bo = await simpleParser(got?.find((m) => m.to.includes('bo@example.test'))?.raw ?? Buffer.alloc(0));
+  t.equal(bo.text?.trim(), 'short and fine', 'a part that could travel is kept');
+  t.equal(bo.attachments[0]?.content.toString(), `${'y'.repeat(2000)},z`, 'the attachment is byte for byte');
+  const boRaw = got?.find((m) => m.to.includes('bo@example.test'))?.raw.toString('latin1') ?? '';
+  t.match(boRaw, /\r\n\r\nshort and fine\r\n--b/, 'the short part is left as written');
+});
+
 t.test('a mail accepted before its domain was deleted is still signed when it leaves (CONTRACT §5: every delivered message)', async (t) => {
   const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '2' } });
   const q = await w.send(['ana@example.test']);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import nodemailer from 'nodemailer';
-import { startTestService, type TapLike, type TestService } from '../helpers/service';
+import net from 'node:net';
+import { startTestService, waitFor, type TapLike, type TestService } from '../helpers/service';
 import { lineClient, smtpConnect, type Client } from '../helpers/smtp-client';
 import { messageBytes } from '../helpers/spool-files';
 
@@ -193,6 +194,31 @@ t.test('the 51st RCPT is 452 4.5.3 and the first 50 are accepted', async (t) => 
   t.match(info?.rejectedErrors?.[0]?.response, /^452 4\.5\.3 validation_error /);
   const msgId = queued.exec(info?.response ?? '')?.[1] as string;
   t.equal((await s.api('GET', `/v1/mails?msg_id=${msgId}&page_size=100`)).body.data.length, 50);
+});
+
+// RFC 6531 §3.3: an SMTPUTF8 address is UTF-8. Bytes that are not reached the store as U+FFFD
+// and the mail went to an address the client never wrote.
+t.test('an address whose bytes are not UTF-8 is 553 5.1.3; the session goes on', async (t) => {
+  const s = await startTestService(t, { ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true' });
+  const { slug, key } = await s.tenant();
+  const socket = net.connect(s.svc.ports.smtp as number, '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  let got = '';
+  socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+  const reply = async (bytes: Buffer | string): Promise<string> => {
+    got = '';
+    socket.write(bytes);
+    await waitFor(() => /(^|\r\n)\d{3} [^\r\n]*\r\n$/.test(got), { what: `a reply to ${String(bytes).trim()}` });
+    return got.trim().split('\r\n').pop() ?? '';
+  };
+  await waitFor(() => got.startsWith('220 '), { what: 'greeting' });
+  await reply('EHLO x\r\n');
+  t.match(await reply(`AUTH PLAIN ${Buffer.from(`\0${slug}\0${key}`).toString('base64')}\r\n`), /^235 /);
+  t.match(await reply(Buffer.concat([Buffer.from('MAIL FROM:<'), Buffer.from([0xff, 0xfe]), Buffer.from(`@${slug}.sandbox.test> SMTPUTF8\r\n`)])), /^553 5\.1\.3 validation_error /, 'MAIL FROM');
+  t.match(await reply(`MAIL FROM:<sandbox@${slug}.sandbox.test> SMTPUTF8\r\n`), /^250 /);
+  t.match(await reply(Buffer.concat([Buffer.from('RCPT TO:<'), Buffer.from([0xff, 0xfe]), Buffer.from(`@${slug}.sandbox.test>\r\n`)])), /^553 5\.1\.3 validation_error /, 'RCPT TO');
+  t.match(await reply(Buffer.from(`RCPT TO:<ñandú@${slug}.sandbox.test>\r\n`, 'utf8')), /^250 /, 'a UTF-8 local part is fine');
+  t.match(await reply('QUIT\r\n'), /^221 /);
 });
 
 t.test('a message over 15 MB is 552 5.3.4 without a SIZE declaration, and the session goes on', async (t) => {
