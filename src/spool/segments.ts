@@ -22,7 +22,7 @@ export interface SegmentOptions {
 export interface Segments {
   append<T>(items: Buffer[], commit: (refs: string[]) => T): Promise<T>;
   /** A reference was released: schedules a reclaim pass; resolves once it ran. */
-  released(background?: boolean): Promise<void>;
+  released(): Promise<void>;
   /** Deletes every listed file (segment or legacy) that no live reference needs; returns how many. */
   reclaim(names: string[]): Promise<number>;
 }
@@ -107,12 +107,7 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
       }
       seg.size = offset;
       o.onFlush?.(items.length, bytes.length);
-      const result = commit(refs); // synchronous: the rows are visible before `busy` drops
-      // Bytes no pending mail references (a sandbox capture, a send refused in the commit) have
-      // no delivery to release them: a pass after writes reclaims them (at most one a second),
-      // so an idle spool ends empty whatever the traffic was.
-      void released(true);
-      return result;
+      return commit(refs); // synchronous: the rows are visible before `busy` drops
     } finally {
       busy = false;
     }
@@ -143,23 +138,17 @@ export function createSegments(dir: string, o: SegmentOptions, live?: (file: str
   };
 
   let scheduled: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
   let lastPass = 0;
-  const released = (background = false): Promise<void> => {
+  const released = (): Promise<void> => {
     if (!live) return Promise.resolve();
     scheduled ??= new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
+      setTimeout(() => {
         scheduled = null;
-        timer = null;
         lastPass = Date.now();
         // Only segments: a legacy file is removed by its own reference.
         fs.promises.readdir(dir).then((names) => reclaim(names.filter(isSegment))).catch(() => undefined).finally(resolve);
-      }, Math.max(0, lastPass + o.gcIntervalMs - Date.now()));
-      // A caller may await the pass (purge): its timer keeps the process alive; one scheduled
-      // after a write does not hold a stopping process.
-      if (background) timer.unref();
+      }, Math.max(0, lastPass + o.gcIntervalMs - Date.now())); // ref'd: a caller may await it (purge)
     });
-    if (!background) timer?.ref();
     return scheduled;
   };
 
