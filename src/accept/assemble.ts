@@ -28,7 +28,7 @@ const address = (r: Recipient): Mail.Address => ({ address: r.email, name: r.nam
 const lineLimit = 78;
 
 /** Text a reader would take for an RFC 2047 encoded word: sent as is, it would decode to something else. */
-const encodedWordLike = /=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=/;
+export const encodedWordLike = /=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=/;
 
 /** Message-id lists: nodemailer writes them as ids (RFC 5322 §3.6.4); an encoded word there is text. */
 const msgIdHeaders = new Set(['in-reply-to', 'references']);

@@ -7,6 +7,7 @@ import { pointerToken, ServiceError, validationError, type FieldError } from '..
 import { bodyErrors, boundedBody, schemaDocs } from '../lib/schemas';
 import type { Attachment, Recipient, Submission } from './types';
 import { chars, checkSubmission } from './validate';
+import { encodedWordLike } from './assemble';
 import { toCrlf } from '../lib/header-section';
 
 interface Address { email: string; name?: string | null }
@@ -50,6 +51,14 @@ function decodeStrictBase64(text: string): Buffer | null {
  * altered. Other attachments pass unchanged (they are base64-encoded).
  */
 function asMessageAttachment(a: Attachment, i: number, errors: FieldError[]): Attachment | null {
+  // nodemailer writes a short ASCII filename as a quoted string, and mail readers decode an
+  // encoded word there (RFC 2047 §5 forbids one, they do it anyway): "=?utf-8?Q?a=0D=0A?="
+  // would reach the recipient as another name, control characters included.
+  const pointer = `/attachments/${i}/filename`;
+  if (encodedWordLike.test(a.filename)) {
+    if (!errors.some((e) => e.pointer === pointer)) errors.push({ pointer, code: 'value_error.filename', message: 'A filename cannot hold RFC 2047 encoded-word syntax (=?charset?Q|B?text?=): mail readers would decode it to another name' });
+    return null;
+  }
   if (!a.contentType.startsWith('message/')) return a;
   const content = toCrlf(a.content);
   let line = 0;

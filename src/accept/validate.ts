@@ -62,6 +62,13 @@ function checkAddresses(list: Recipient[], field: string, errors: FieldError[]):
   });
 }
 
+/**
+ * Headers nodemailer writes as they are, since an encoded word would not decode inside them
+ * (msg-id lists, RFC 5322 §3.6.4; structured fields): a non-ASCII character or a Unicode line
+ * separator would reach the recipient as raw 8-bit bytes in a header of a 7-bit message.
+ */
+const unencodedHeaders = new Set(['in-reply-to', 'references', 'content-id', 'otp-token']);
+
 function checkHeaders(headers: Record<string, string>, errors: FieldError[]): void {
   const names = Object.keys(headers);
   if (names.length > limits.headers) {
@@ -91,6 +98,8 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
       errors.push({ pointer, code: 'string_too_long', message: 'A header\'s name plus value is at most 996 characters', params: { max_length: 996 } });
     } else if (/[\r\n\0]/.test(value)) {
       errors.push({ pointer, code: 'value_error.header_value', message: 'A header value cannot contain line breaks' });
+    } else if (unencodedHeaders.has(lower) && /[^\t\x20-\x7e]/.test(value)) {
+      errors.push({ pointer, code: 'value_error.header_value', message: `Header ${name} holds message ids or a structured value, written as they are (never RFC 2047-encoded): printable ASCII only` });
     } else if (again) {
       // Header names are case-insensitive (RFC 5322): X-A and x-a would be one header written twice.
       errors.push({ pointer, code: 'value_error.duplicate_header', message: `Header ${name} is given twice (names are case-insensitive)` });

@@ -35,10 +35,19 @@ const encodeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g,
  */
 const linkAttr = /(<(?:a|area)\b[^<>]*?\bhref\s*=\s*)(?:"\s*(https?:\/\/[^"]*)"|'\s*(https?:\/\/[^']*)'|(https?:\/\/[^\s"'<>`]+))/gi;
 
+/**
+ * The longest click link written: the HTTP door reads a request line and headers of up to 16 KB
+ * (431 past it), and browsers and proxies commonly stop near 8 KB. A link whose tracked form
+ * would be longer stays as the sender wrote it, untracked but working.
+ */
+const maxClickUrl = 8000;
+
 /** Rewrites the links of one html document and adds the pixel before </body> (or at the end). */
 export function trackHtml(html: string, mailId: string, links: LinkBuilder): string {
-  const withLinks = html.replace(linkAttr, (_m, pre: string, double?: string, single?: string, bare?: string) =>
-    `${pre}"${encodeAttr(links.click(mailId, hrefTarget(double ?? single ?? bare ?? '')))}"`);
+  const withLinks = html.replace(linkAttr, (m: string, pre: string, double?: string, single?: string, bare?: string) => {
+    const click = links.click(mailId, hrefTarget(double ?? single ?? bare ?? ''));
+    return click.length > maxClickUrl ? m : `${pre}"${encodeAttr(click)}"`;
+  });
   const pixel = `<img src="${encodeAttr(links.open(mailId))}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`;
   let end = -1; // the last </body>, in one pass
   for (const m of withLinks.matchAll(/<\/body\s*>/gi)) end = m.index ?? end;
