@@ -1,19 +1,21 @@
 /**
  * Request bodies under a byte limit that applies to the bytes transferred and, with
  * `Content-Encoding: gzip`, to the inflated bytes too (413 with max_bytes, decided while
- * streaming: an unbounded body or a gzip bomb is never held in memory). JSON is read by koa-body
- * (co-body: inflation + raw-body do the decoding and the limit); a multipart body is read whole
- * by the same two libraries, then split by busboy (multipart.ts). Library errors become the
+ * streaming: an unbounded body or a gzip bomb is never held in memory). Every body is read by
+ * the libraries co-body (koa-body's reader) is made of: inflation + raw-body do the decoding and
+ * the limit; JSON is then parsed by @hapi/bourne, as co-body does, after a nesting guard co-body
+ * lacks (parseJsonBody); a multipart body is split by busboy (multipart.ts). Library errors become the
  * spec's codes here: 413 request_too_large, 400 malformed_request (an encoding other than gzip
  * is refused with 415 before any library reads the body: checkEncoding).
  */
 import type Koa from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
+import bourne from '@hapi/bourne';
 import getRawBody from 'raw-body';
 import inflate from 'inflation';
 import { pointerToken, ServiceError, validationError } from '../../errors';
 import type { AppState } from '../api';
 import { parseMultipart, type FilePart } from './multipart';
+import { maxJsonDepth, nestsDeeperThan } from '../../lib/json';
 
 export const maxBodyBytes = 20 * 1024 * 1024;
 
@@ -32,13 +34,6 @@ function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string):
     return tooLarge(limit);
   }
   if (typeof e?.code === 'string' && e.code.startsWith('Z_')) return new ServiceError('malformed_request', 'The request body is not valid gzip.');
-  // co-body's guard against prototype poisoning refuses a "__proto__" key: the JSON itself is
-  // valid, so it is a field the schema does not allow (CONTRACT §6: 422), named by its pointer.
-  const raw = (err as { body?: unknown }).body;
-  if (err instanceof SyntaxError && /forbidden prototype property/.test(err.message) && typeof raw === 'string') {
-    const pointer = protoPointer(JSON.parse(raw) as unknown) ?? '';
-    return validationError([{ pointer, code: 'extra_forbidden', message: 'Extra inputs are not permitted' }]);
-  }
   if (e?.status === 400) return new ServiceError('malformed_request', `The request body is not valid ${what}.`);
   return err;
 }
@@ -82,14 +77,14 @@ function checkEncoding(ctx: Koa.Context): 'identity' | 'gzip' {
 }
 
 /** Reads the whole body, inflating gzip, never past `limit` bytes on either side. */
-export async function readBody(ctx: Koa.Context, limit = maxBodyBytes): Promise<Buffer> {
+export async function readBody(ctx: Koa.Context, limit = maxBodyBytes, what = 'multipart'): Promise<Buffer> {
   const identity = checkEncoding(ctx) === 'identity';
   const length = identity && ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined;
   try {
     // raw-body counts the decoded bytes; a declared length over the limit is refused unread.
     return await getRawBody(inflate(ctx.req) as NodeJS.ReadableStream & import('node:stream').Readable, { limit, length });
   } catch (err) {
-    throw bodyError(ctx, err, limit, 'multipart');
+    throw bodyError(ctx, err, limit, what);
   }
 }
 
@@ -97,15 +92,28 @@ export type ParsedBody =
   | { multipart: false; body: unknown }
   | { multipart: true; fields: Record<string, string>; files: FilePart[] };
 
-const jsonParsers = new Map<number, Koa.Middleware>();
-/** koa-body for JSON only; not strict, so a JSON scalar reaches the schema (422, not 400). */
-function jsonParser(limit: number): Koa.Middleware {
-  let parser = jsonParsers.get(limit);
-  if (!parser) {
-    parser = koaBody({ json: true, jsonTypes: ['application/json', '+json'], jsonLimit: limit, jsonStrict: false, urlencoded: false, text: false, multipart: false, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE] }) as unknown as Koa.Middleware;
-    jsonParsers.set(limit, parser);
+/**
+ * A JSON body as co-body read it (UTF-8, a leading BOM dropped, any JSON value, parsed by
+ * @hapi/bourne with its guard against a "__proto__" key), but refused before parsing when it
+ * nests deeper than any request of the API: 422, well-formed JSON that no schema allows.
+ */
+function parseJsonBody(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  if (text.trim() === '') return undefined;
+  if (nestsDeeperThan(text)) {
+    throw validationError([{ pointer: '', code: 'value_error.depth', message: `The body nests arrays and objects deeper than ${maxJsonDepth} levels` }]);
   }
-  return parser;
+  try {
+    return bourne.parse(text, { protoAction: 'error' });
+  } catch (err) {
+    // bourne's guard refuses a "__proto__" key: the JSON itself is valid, so it is a field the
+    // schema does not allow (CONTRACT §6: 422), named by its pointer.
+    if (err instanceof SyntaxError && /forbidden prototype property/.test(err.message)) {
+      const pointer = protoPointer(JSON.parse(text) as unknown) ?? '';
+      throw validationError([{ pointer, code: 'extra_forbidden', message: 'Extra inputs are not permitted' }]);
+    }
+    throw new ServiceError('malformed_request', 'The request body is not valid JSON.');
+  }
 }
 
 /** JSON, or multipart/form-data when `multipart` is set (a route that takes file parts). */
@@ -121,20 +129,15 @@ export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: bool
   if (!ctx.is('application/json', '+json')) {
     throw new ServiceError('unsupported_media_type', opts.multipart ? 'Content-Type must be application/json or multipart/form-data.' : 'Content-Type must be application/json.');
   }
-  checkEncoding(ctx);
-  try {
-    await jsonParser(limit)(ctx, async () => undefined);
-  } catch (err) {
-    throw bodyError(ctx, err, limit, 'JSON');
-  }
-  if ((ctx.request.body === undefined || ctx.request.body === '') && !opts.optional) throw empty(); // chunked, zero bytes
-  return { multipart: false, body: ctx.request.body };
+  const body = parseJsonBody(await readBody(ctx, limit, 'JSON'));
+  if (body === undefined && !opts.optional) throw empty(); // chunked, zero bytes
+  return { multipart: false, body };
 }
 
 export function jsonBody(limit = maxBodyBytes): Koa.Middleware<AppState> {
   return async (ctx, next) => {
     const parsed = await readRequestBody(ctx as unknown as Koa.Context, { limit });
-    // koa-body types the field as JSON; the route validates it with its schema before use.
+    // Any JSON value: the route validates it with its schema before use.
     ctx.request.body = (parsed.multipart ? parsed.fields : parsed.body) as typeof ctx.request.body;
     return next();
   };

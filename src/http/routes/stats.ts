@@ -3,7 +3,7 @@ import { Api } from '../api';
 import type { HttpDeps } from '../deps';
 import { validateQuery } from '../../lib/schemas';
 import { iso } from '../../lib/time';
-import { mailFilter, queryZone, type MailsQuery } from '../../accept/reports';
+import { localDayStart, mailFilter, queryZone, type MailsQuery } from '../../accept/reports';
 import { statsOverview } from '../../accept/stats';
 
 export function statsRoutes(api: Api, { db }: HttpDeps): void {
@@ -11,10 +11,12 @@ export function statsRoutes(api: Api, { db }: HttpDeps): void {
     scope: 'mail:read', query: 'StatsOverviewQuery', response: { status: 200, schema: 'StatsOverview' }, errors: ['malformed_request'] }, (ctx, p) => {
     const q = validateQuery<Pick<MailsQuery, 'start_date' | 'end_date' | 'tz'>>('StatsOverviewQuery', ctx.query);
     const f = mailFilter(q, p.instance);
+    const tz = queryZone(q, p.instance);
     ctx.body = {
-      start: iso(f.from),
+      // The window asked for; what it counts begins no earlier than the online retention (mailFilter).
+      start: iso(q.start_date ? localDayStart(q.start_date, tz, 'start_date') : f.from),
       end: f.to === Number.MAX_SAFE_INTEGER ? null : iso(f.to),
-      tz: queryZone(q, p.instance),
+      tz,
       ...statsOverview(db, p.instance.id, f),
     };
   });
