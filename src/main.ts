@@ -40,7 +40,30 @@ async function main(): Promise<void> {
   if (signalled) stop();
 }
 
+/**
+ * One line for a start that failed past the configuration checks (a port taken, an address this
+ * machine does not have, a data dir that cannot be made), naming the setting it comes from; the
+ * stack only at debug level.
+ */
+function startFailure(err: unknown): string {
+  const e = err as NodeJS.ErrnoException & { port?: number; address?: string; syscall?: string; hostname?: string };
+  const message = e instanceof Error ? e.message : String(err);
+  const env = process.env;
+  const ports: [string, string | undefined][] = [['ESTAFETA_HTTP_PORT', env.ESTAFETA_HTTP_PORT ?? '8080'], ['ESTAFETA_SMTP_PORT', env.ESTAFETA_SMTP_PORT ?? '2525'],
+    ['ESTAFETA_SMTPS_PORT', env.ESTAFETA_SMTPS_PORT], ['ESTAFETA_MX_PORT', env.ESTAFETA_MX_PORT ?? '2526']];
+  let setting = '';
+  if (e.syscall === 'listen' && (e.code === 'EADDRINUSE' || e.code === 'EACCES')) {
+    setting = ports.find(([, v]) => v !== undefined && Number(v) === e.port)?.[0] ?? 'a listener port';
+  } else if (e.syscall === 'listen' || e.syscall === 'getaddrinfo' || e.code === 'EADDRNOTAVAIL') {
+    setting = 'ESTAFETA_HOST';
+  } else if (typeof e.path === 'string' && ['EEXIST', 'EACCES', 'ENOTDIR', 'EROFS', 'EPERM', 'ENOENT', 'ENOSPC'].includes(e.code ?? '')) {
+    setting = 'ESTAFETA_DATA_DIR';
+  }
+  const debug = /^(debug|trace)$/i.test(env.ESTAFETA_LOG_LEVEL ?? '') && e instanceof Error ? `\n${e.stack}` : '';
+  return `estafeta: failed to start${setting ? ` (${setting})` : ''}: ${message}${debug}`;
+}
+
 main().catch((err: unknown) => {
-  process.stderr.write(`estafeta: failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.stderr.write(`${startFailure(err)}\n`);
   process.exit(1);
 });

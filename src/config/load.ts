@@ -76,8 +76,8 @@ function parseEnv(name: string, raw: string, kind: Kind): unknown {
     case 'list': return off ? [] : text.split(',').map((s) => s.trim()).filter(Boolean);
     case 'intList': return text.split(',').map(int);
     case 'bool':
-      if (/^(true|1|yes)$/i.test(text)) return true;
-      if (/^(false|0|no|)$/i.test(text)) return false;
+      if (/^(true|1|yes|on)$/i.test(text)) return true;
+      if (/^(false|0|no|off|)$/i.test(text)) return false;
       throw new ConfigError(`${name}: "${raw}" is not a boolean`);
   }
 }
@@ -132,6 +132,12 @@ export function loadConfigSources(env: NodeJS.ProcessEnv = process.env, cwd = pr
     throw new ConfigError(`invalid configuration at ${where}: ${why}`);
   }
   const c = merged as unknown as Config;
+  // Two listeners on one port would fail halfway through the start, after others were up.
+  const ports: [string, number | null][] = [['ESTAFETA_HTTP_PORT', c.httpPort], ['ESTAFETA_SMTP_PORT', c.smtpPort], ['ESTAFETA_SMTPS_PORT', c.smtpsPort], ['ESTAFETA_MX_PORT', c.mxPort]];
+  for (const [i, [name, port]] of ports.entries()) {
+    const other = ports.slice(0, i).find(([, p]) => port !== null && port !== 0 && p === port);
+    if (other) throw new ConfigError(`${name}: port ${port} is also ${other[0]}; each listener needs its own port`);
+  }
   // A configured name goes into every EHLO, Message-ID and DNS record the CLI prints: one that is
   // not a host name ("", "bad host!") stops the start here. The OS's own name is taken as it is.
   if (c.hostname !== null && !isHostName(c.hostname)) {

@@ -96,3 +96,16 @@ t.test('an invalid configuration stops the start with the failing key', async (t
   const p = spawnService(t, { ESTAFETA_DATA_DIR: tempDir(), ESTAFETA_HTTP_PORT: 'eighty' });
   await t.rejects(p, /ESTAFETA_HTTP_PORT/);
 });
+
+// A start that fails past the configuration (a port another program holds) is one line naming
+// the setting, exit 1: it was a stack trace.
+t.test('a port already taken stops the start with one line naming its setting', async (t) => {
+  const holder = net.createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => holder.close());
+  const port = (holder.address() as net.AddressInfo).port;
+  const p = spawnService(t, { ESTAFETA_DATA_DIR: tempDir(), ESTAFETA_HTTP_PORT: String(port) });
+  const err = await p.then(() => null, (e: Error) => e.message);
+  t.match(err, new RegExp(`exited with 1 before ready: estafeta: failed to start \\(ESTAFETA_HTTP_PORT\\): listen EADDRINUSE[^\\n]*:${port}\\n$`));
+  t.notMatch(err, /\n\s+at /, 'no stack trace');
+});

@@ -42,6 +42,14 @@ t.test('invalid values and unknown file keys are refused', async (t) => {
   t.throws(() => loadConfig({ ESTAFETA_HTTP_PORT: 'x' }), /ESTAFETA_HTTP_PORT/);
   t.throws(() => loadConfig({ ESTAFETA_LOG_LEVEL: 'loud' }), /ESTAFETA_LOG_LEVEL \(logLevel\)/, 'named by its variable and its file key');
   t.throws(() => loadConfig({ ESTAFETA_HTTP_PORT: '70000' }), /ESTAFETA_HTTP_PORT/);
+  t.throws(() => loadConfig({ ESTAFETA_HTTP_PORT: '4000', ESTAFETA_MX_PORT: '4000' }), /ESTAFETA_MX_PORT: port 4000 is also ESTAFETA_HTTP_PORT/, 'two listeners on one port');
+  t.throws(() => loadConfig({ ESTAFETA_SMTPS_PORT: '2525' }), /ESTAFETA_SMTPS_PORT: port 2525 is also ESTAFETA_SMTP_PORT/, 'against a default too');
+  t.doesNotThrow(() => loadConfig({ ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0' }), 'port 0 (any free port) may repeat');
+  // Node's timers hold at most 2^31-1 ms: a longer bound was silently ~1 ms.
+  t.throws(() => loadConfig({ ESTAFETA_SHUTDOWN_TIMEOUT: '2147484' }), /ESTAFETA_SHUTDOWN_TIMEOUT/);
+  t.equal(loadConfig({ ESTAFETA_SHUTDOWN_TIMEOUT: '2147483' }).shutdownTimeout, 2147483);
+  t.equal(loadConfig({ ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'OFF' }).smtpAllowInsecureAuth, false, '`off` turns a boolean off, as any optional key');
+  t.equal(loadConfig({ ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'on' }).smtpAllowInsecureAuth, true);
   const dir = tempDir();
   fs.writeFileSync(path.join(dir, 'c.json'), JSON.stringify({ httpPrt: 1 }));
   t.throws(() => loadConfig({ ESTAFETA_CONFIG: 'c.json' }, dir), /invalid configuration at httpPrt: unknown key/, 'the unknown key is named');
