@@ -15,7 +15,7 @@ import { createMetrics } from './lib/metrics';
 import { createWorkerPool } from './lib/worker-pool';
 import { createApp } from './http/app';
 import { openSpool } from './spool/spool';
-import { spoolFileIsLive } from './store/messages';
+import { queuedMessageCount, spoolFileIsLive } from './store/messages';
 import { createAccept } from './accept/accept';
 import { createDelivery, type Delivery } from './delivery';
 import { startSubmission } from './smtp/submission';
@@ -50,8 +50,9 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
   // One worker thread per spare core (at most 4) for the pure CPU work of accept and delivery;
   // the event loop keeps a core for the doors and the store.
   const workers = createWorkerPool(Math.min(4, Math.max(1, os.availableParallelism() - 1)));
-  const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool, workers });
-  const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, workers, onQueued: () => delivery.wake() });
+  const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool, workers, metrics });
+  const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, workers, metrics, onQueued: () => delivery.wake() });
+  metrics.watchQueue(() => (db.open ? queuedMessageCount(db) : 0));
   let ready = false;
   let stopping: Promise<void> | undefined;
   const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, isStopping: () => stopping !== undefined, metrics, accept, spool, delivery });

@@ -10,6 +10,7 @@ import type { Spool } from '../spool/spool';
 import type { WorkerPool } from '../lib/worker-pool';
 import type { Accept, AcceptResult, Submission } from './types';
 import { ServiceError } from '../errors';
+import type { Metrics } from '../lib/metrics';
 import { getInstance, type InstanceRow } from '../store/instances';
 import { readFresh } from '../store/fresh';
 import { domainOf, isSandboxDomain, sandboxCapture } from '../lib/address';
@@ -25,6 +26,7 @@ import { startPurge } from './purge';
 
 export interface AcceptDeps {
   db: Db; config: Readonly<Config>; log: Logger; spool: Spool; onQueued: () => void;
+  metrics?: Pick<Metrics, 'acceptedMessages' | 'acceptedRecipients' | 'refusedSends'>;
   /** Where the MIME of a send is built (assemble.ts), off the event loop. */
   workers: WorkerPool;
 }
@@ -35,7 +37,17 @@ export function createAccept(deps: AcceptDeps): Accept {
   const bandwidth = createBandwidth();
   startPurge({ db, spool: deps.spool, log });
 
+  const { metrics } = deps;
   const submit = async (given: InstanceRow, submission: Submission): Promise<AcceptResult> => {
+    try {
+      return await acceptSend(given, submission);
+    } catch (err) {
+      if (err instanceof ServiceError) metrics?.refusedSends.inc({ door: submission.door, code: err.code });
+      throw err;
+    }
+  };
+
+  const acceptSend = async (given: InstanceRow, submission: Submission): Promise<AcceptResult> => {
     const at = now();
     // Limits are read on every send through the fresh cache (store/fresh.ts): `instance limits`
     // by the CLI invalidates it, so it acts on the next request.
@@ -102,6 +114,10 @@ export function createAccept(deps: AcceptDeps): Accept {
       throw new ServiceError('service_unavailable', 'The message could not be stored; retry.');
     }
     log.debug({ event: 'accept.queued', instance: instance.slug, msg_id: msgId, recipients: mails.length, charged }, 'accepted');
+    if (metrics) {
+      metrics.acceptedMessages.inc({ door: sub.door });
+      for (const m of mails) metrics.acceptedRecipients.inc({ door: sub.door, result: m.row.status === 2 ? 'queued' : m.row.status === 3 ? 'captured' : 'dropped' });
+    }
     return { msgId, mailIds: mails.map((m) => m.row.mailId) };
   };
 

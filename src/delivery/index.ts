@@ -6,6 +6,7 @@
 import { syncWal, withoutSync, type Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
+import type { Metrics } from '../lib/metrics';
 import type { Spool } from '../spool/spool';
 import type { WorkerPool } from '../lib/worker-pool';
 import { trackingSecret } from '../tracking/links';
@@ -25,7 +26,7 @@ export interface Delivery {
   stop(): Promise<void>;
 }
 
-export interface DeliveryDeps { db: Db; config: Readonly<Config>; log: Logger; spool: Spool; workers: WorkerPool }
+export interface DeliveryDeps { db: Db; config: Readonly<Config>; log: Logger; spool: Spool; workers: WorkerPool; metrics?: Pick<Metrics, 'deliveryOutcomes'> }
 
 interface Pending { mail: AttemptRow; outcome: Outcome; at: number }
 
@@ -41,7 +42,7 @@ interface OutcomeWriter {
  * milliseconds. The attempt's slot is freed before the commit; its claim stays until the commit,
  * so a crash in between means a retry after restart (at-least-once), never a lost outcome.
  */
-function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitted: () => void, delayMs = 5): OutcomeWriter {
+function createOutcomeWriter({ db, config, log, spool, metrics }: DeliveryDeps, onCommitted: () => void, delayMs = 5): OutcomeWriter {
   let batch: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
   const policy = { retryDelays: config.retryDelays, maxQueueAge: config.maxQueueAge };
@@ -60,6 +61,7 @@ function createOutcomeWriter({ db, config, log, spool }: DeliveryDeps, onCommitt
       return;
     }
     for (const p of items) {
+      metrics?.deliveryOutcomes.inc({ outcome: p.outcome.kind });
       log.debug({ event: `delivery.${p.outcome.kind}`, mail_id: p.mail.mail_id, instance: p.mail.instance_id, detail: p.outcome.detail }, `mail ${p.outcome.kind}`);
     }
     // Deferrals changed the next due time: let the scheduler re-arm its timer.

@@ -42,7 +42,11 @@ export function chargeSends(db: Db, instanceId: number, cycleStart: number, coun
     .run(instanceId, cycleStart, count);
 }
 
-/** Spool files that still hold undelivered recipients: every other file in the spool is garbage. */
+/** Messages with recipients still to deliver: the partial index messages_live counts them. */
+export function queuedMessageCount(db: Db): number {
+  return (db.prepare('SELECT COUNT(*) AS n FROM messages INDEXED BY messages_live WHERE pending > 0').get() as { n: number }).n;
+}
+
 /**
  * Whether a message still to deliver keeps bytes in this spool file: a whole legacy file, or a
  * segment its reference `<file>:<offset>:<length>` points into (':' < ';' bounds the range).

@@ -80,6 +80,28 @@ t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one wi
   t.same([...head.matchAll(/^DKIM-Signature:.*\bd=([^;\s]+)/gim)].map((x) => x[1]), ['brand.test'], 'the only signature is the platform\'s');
 });
 
+// CONTRACT §2: /metrics on the HTTP port. What an operator watches: sends accepted and refused,
+// what became of their recipients, each delivery's outcome, the queue.
+t.test('/metrics counts sends accepted and refused, recipients by result, delivery outcomes and the queue', async (t) => {
+  const w = await startWorld(t, { script: { reject: (rcpt) => rcpt.startsWith('gone') } });
+  const sample = async (): Promise<Map<string, number>> => {
+    const text = (await w.ts.api('GET', '/metrics', { key: null, slug: null })).text;
+    return new Map([...text.matchAll(/^(estafeta_[a-z_]+(?:\{[^}]*\})?) (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
+  };
+  const sent = await w.send(['ana@example.test', 'gone@example.test']);
+  await waitFor(() => sent.mailIds.every((id) => [3, 6].includes(mailState(w.ts.svc, id).status)), { what: 'both final' });
+  t.equal((await w.ts.api('POST', '/v1/mails/send', { body: { sender_email: `sandbox@${w.slug}.sandbox.test`, to: [{ email: `a@${w.slug}.sandbox.test` }], subject: 's', html: '<p>h</p>' } })).status, 200);
+  t.equal((await w.ts.api('POST', '/v1/mails/send', { body: { sender_email: 'nobody@brand.test', to: [{ email: 'a@example.test' }], subject: 's', html: '<p>h</p>' } })).status, 404);
+  const m = await sample();
+  t.equal(m.get('estafeta_accepted_messages_total{door="http"}'), 2);
+  t.equal(m.get('estafeta_accepted_recipients_total{door="http",result="queued"}'), 2);
+  t.equal(m.get('estafeta_accepted_recipients_total{door="http",result="captured"}'), 1);
+  t.equal(m.get('estafeta_refused_sends_total{door="http",code="sender_not_found"}'), 1);
+  t.equal(m.get('estafeta_delivery_outcomes_total{outcome="sent"}'), 1);
+  t.equal(m.get('estafeta_delivery_outcomes_total{outcome="bounced"}'), 1);
+  t.equal(m.get('estafeta_queue_messages'), 0, 'nothing left to deliver');
+});
+
 // RFC 5321 §4.5.3.1.6: a line is at most 1000 octets with its CRLF; a strict MX refuses more.
 // A legacy client's 100,000-octet line (or NUL) is carried in base64, content unchanged.
 t.test('a submitted part with lines SMTP cannot carry leaves in base64, the same content, signed', async (t) => {
