@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   const { startService } = require('./service') as typeof import('./service');
   const log = createLogger(config.logLevel);
   const service = await startService(config, log);
+  watchNpm(log);
   stop = () => {
     log.info({ event: 'service.stopping', signal: signalled }, `${signalled}: stopping`);
     service.stop().then(() => process.exit(0), (err: unknown) => {
@@ -38,6 +39,22 @@ async function main(): Promise<void> {
     });
   };
   if (signalled) stop();
+}
+
+/**
+ * Under `npm start` the service is npm's child: npm forwards SIGTERM and SIGINT, but a SIGKILL to
+ * npm (a supervisor killing the pid it started) would leave the service running unseen, holding
+ * its ports and its data dir against the next start. Once npm is gone without a word, the service
+ * ends as abruptly as its parent did; everything acknowledged is already on disk.
+ */
+function watchNpm(log: { warn: (o: object, msg: string) => void }): void {
+  if (process.env.npm_lifecycle_event !== 'start') return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid === parent) return;
+    log.warn({ event: 'service.orphaned', parent }, 'npm start is gone: exiting with it');
+    process.exit(1);
+  }, 200).unref();
 }
 
 /**
@@ -56,7 +73,7 @@ function startFailure(err: unknown): string {
     setting = ports.find(([, v]) => v !== undefined && Number(v) === e.port)?.[0] ?? 'a listener port';
   } else if (e.syscall === 'listen' || e.syscall === 'getaddrinfo' || e.code === 'EADDRNOTAVAIL') {
     setting = 'ESTAFETA_HOST';
-  } else if (typeof e.path === 'string' && ['EEXIST', 'EACCES', 'ENOTDIR', 'EROFS', 'EPERM', 'ENOENT', 'ENOSPC'].includes(e.code ?? '')) {
+  } else if (e.code === 'EDATADIRLOCKED' || (typeof e.path === 'string' && ['EEXIST', 'EACCES', 'ENOTDIR', 'EROFS', 'EPERM', 'ENOENT', 'ENOSPC'].includes(e.code ?? ''))) {
     setting = 'ESTAFETA_DATA_DIR';
   }
   const debug = /^(debug|trace)$/i.test(env.ESTAFETA_LOG_LEVEL ?? '') && e instanceof Error ? `\n${e.stack}` : '';

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { answerClientError, answerConnect, answerExpectation } from './http/client-error';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { openDb, type Db } from './store/db';
+import { lockDataDir, openDb, type Db } from './store/db';
 import { recordServerSettings } from './store/settings';
 import type { Config } from './config/load';
 import { createLogger, logReady, type Logger } from './lib/log';
@@ -43,6 +43,16 @@ function listen(server: http.Server, port: number, host: string): Promise<Addres
 }
 
 export async function startService(config: Readonly<Config>, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
+  const lock = lockDataDir(config.dataDir);
+  try {
+    return await startLocked(config, log, lock);
+  } catch (err) {
+    lock.release(); // a failed start (a port in use) leaves the data dir to the next one
+    throw err;
+  }
+}
+
+async function startLocked(config: Readonly<Config>, log: Logger, lock: { release(): void }): Promise<RunningService> {
   const db = openDb(config.dataDir);
   const metrics = createMetrics();
   // The spool reclaims a segment once no message still to deliver references it.
@@ -90,6 +100,7 @@ export async function startService(config: Readonly<Config>, log: Logger = creat
       clearTimeout(deadline);
       await workers.close();
       db.close();
+      lock.release();
       log.info({ event: 'service.stopped' }, 'stopped');
     })();
     return stopping;

@@ -36,6 +36,37 @@ export function openDb(dataDir: string): Db {
   return db;
 }
 
+/** A data dir another server holds (see lockDataDir). */
+export class DataDirLocked extends Error {
+  readonly code = 'EDATADIRLOCKED';
+}
+
+/**
+ * One server per data dir, as Postfix's master refuses a second instance: two would deliver the
+ * same queue twice and write the same spool segments. The lock is an exclusive SQLite lock on
+ * `server.lock` (a POSIX lock: the kernel drops it when the holder dies, SIGKILL included), held
+ * until release(). A start waits up to `waitMs` for a holder that is still dying. The CLI takes no
+ * lock: it is meant to run beside the server.
+ */
+export function lockDataDir(dataDir: string, waitMs = 5000): { release(): void } {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = path.join(dataDir, 'server.lock');
+  if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, 'a', 0o600));
+  const lock = new Database(file, { timeout: waitMs });
+  try {
+    // EXCLUSIVE locking mode keeps the lock the first write takes until the connection closes.
+    lock.pragma('locking_mode = EXCLUSIVE');
+    lock.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER); DELETE FROM holder;');
+    lock.prepare('INSERT INTO holder (pid) VALUES (?)').run(process.pid);
+    lock.exec('COMMIT');
+  } catch (err) {
+    lock.close();
+    if ((err as { code?: unknown }).code === 'SQLITE_BUSY') throw new DataDirLocked(`another server runs on the data dir ${dataDir} (one server per data dir; the CLI may run beside it)`);
+    throw err;
+  }
+  return { release: () => lock.close() };
+}
+
 /**
  * The store holds every domain's DKIM private key: its files are the owner's alone (0600), like
  * the TLS key and tracking.key. The database file is created so before SQLite opens it, since

@@ -73,6 +73,35 @@ t.test('`npm start` is the service process itself: a SIGTERM to npm stops it and
   await t.rejects(fetch(`${base}/healthz`), 'nothing serves the port any more: the service stopped with npm');
 });
 
+// A supervisor that SIGKILLs the `npm start` it spawned (a crash test) must not leave the service
+// running unseen: it would hold the ports and the data dir against the restart.
+t.test('a SIGKILL to `npm start` ends the service too, and the data dir is free for the next start', async (t) => {
+  const env = { ESTAFETA_DATA_DIR: tempDir(), ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0', ESTAFETA_HOSTNAME: 'mta.estafeta.test' };
+  const root = path.join(__dirname, '..', '..', '..');
+  const npm = await spawnService(t, env, ['http', 'smtp', 'mx'], { file: 'npm', args: ['start', '--silent'], cwd: root });
+  const base = `http://${npm.addresses.http}`;
+  t.equal((await fetch(`${base}/healthz`)).status, 200);
+  npm.child.kill('SIGKILL');
+  await npm.exited;
+  await waitFor(async () => fetch(`${base}/healthz`).then(() => false, () => true), { what: 'the orphaned service gone' });
+  const next = await spawnService(t, env, ['http', 'smtp', 'mx']);
+  t.equal((await fetch(`http://${next.addresses.http}/healthz`)).status, 200, 'the next start takes the data dir');
+  next.child.kill('SIGTERM');
+  t.same(await next.exited, { code: 0, signal: null });
+});
+
+// CONTRACT §1: one process; a second server on the same data dir would deliver its queue twice.
+t.test('a second server on a data dir in use is refused with one line naming ESTAFETA_DATA_DIR', async (t) => {
+  const env = { ESTAFETA_DATA_DIR: tempDir(), ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0' };
+  const first = await spawnService(t, env, ['http', 'smtp', 'mx']);
+  const err = await spawnService(t, env, ['http', 'smtp', 'mx']).then(() => null, (e: Error) => e.message);
+  t.match(err, /exited with 1 before ready: estafeta: failed to start \(ESTAFETA_DATA_DIR\): another server runs on the data dir/);
+  t.equal((await runCli(env, ['instance', 'create', 'beside', '--json'])).code, 0, 'the CLI still runs beside the server');
+  t.equal((await fetch(`http://${first.addresses.http}/healthz`)).status, 200, 'the first goes on');
+  first.child.kill('SIGTERM');
+  t.same(await first.exited, { code: 0, signal: null });
+});
+
 t.test('a SIGTERM while the service\'s modules are still loading exits 0 as well', async (t) => {
   // A preload (real process, real signal) sends the signal at the exact moment main.js asks for
   // the service module, the ~second a start spends loading code before any listener exists.
