@@ -125,6 +125,9 @@ export function openSpool(dataDir: string, options: SpoolOptions = {}): Spool {
   // A new writer (a service started again in the same process) replaces the old one.
   if (existing && !options.live) return existing;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 }); // messages are the owner's alone, like the store
+  // Segments are created at the first send: a directory the service cannot write in must stop the
+  // start (naming the data dir), not pass /healthz and then refuse every send with a 503.
+  fs.accessSync(dir, fs.constants.W_OK);
   const pathOf = (file: string): string => path.join(dir, path.basename(file));
   const segments = createSegments(dir, {
     segmentBytes: options.segmentBytes ?? 32 * 1024 * 1024,
