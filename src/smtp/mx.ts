@@ -6,6 +6,7 @@
  * domain, a bare postmaster — and refuses everything else with 550 5.1.1 (never an open relay).
  * DSNs (RFC 3464) and ARF reports (RFC 5965) are parsed with mailparser and handed to feedback.
  */
+import { isUtf8 } from 'node:buffer';
 import { type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { Db } from '../store/db';
@@ -78,9 +79,9 @@ export function reportPart(raw: string, type: string): string | null {
   const partStart = raw.lastIndexOf('\n--', header.index);
   const headers = raw.slice(partStart < 0 ? 0 : partStart, start.index);
   const encoding = /^Content-Transfer-Encoding:[ \t]*([A-Za-z0-9-]+)/im.exec(headers)?.[1]?.toLowerCase();
-  if (encoding === 'base64') return Buffer.from(text, 'base64').toString('latin1');
-  if (encoding === 'quoted-printable') return decodeQuotedPrintable(text);
-  return text;
+  const bytes = encoding === 'base64' ? Buffer.from(text, 'base64') : Buffer.from(encoding === 'quoted-printable' ? decodeQuotedPrintable(text) : text, 'latin1');
+  // A global DSN (RFC 6533) writes addresses and diagnostics in UTF-8: read as such when they are.
+  return isUtf8(bytes) ? bytes.toString('utf8') : bytes.toString('latin1');
 }
 
 /**
@@ -204,10 +205,17 @@ function createServer(deps: MxDeps): CompletingServer {
       cb();
     },
     onData(stream: SMTPServerDataStream, session, cb) {
+      // Counted while streaming, and nothing kept past the limit: the MX takes mail from anyone,
+      // and a sender streaming a gigabyte must not make the one process hold it.
       const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
+      let size = 0;
+      stream.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_REPORT_BYTES) chunks.length = 0;
+        else chunks.push(c);
+      });
       stream.on('end', () => {
-        if (stream.sizeExceeded) return cb(smtpError(552, '5.3.4 report too large'));
+        if (stream.sizeExceeded || size > MAX_REPORT_BYTES) return cb(smtpError(552, '5.3.4 report too large'));
         const roles = sessionRoles.get(session) ?? [];
         sessionRoles.delete(session);
         handle(deps, secret, Buffer.concat(chunks), roles)

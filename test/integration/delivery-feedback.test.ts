@@ -205,6 +205,36 @@ t.test('a DSN bounces each mail by the block of its own recipient; report parts 
   t.equal(mailLogs(w.ts.svc, di).filter((l) => l.event === 'complaint').length, 1, 'a repeated report is one complaint in the log');
 });
 
+// RFC 6533: a global DSN writes the address and the diagnostic in UTF-8; read as latin1, a
+// UTF-8 recipient never matched its block and diagnostics came out garbled.
+t.test('a global DSN in UTF-8 bounces its UTF-8 recipient by its own block, with a readable diagnostic', async (t) => {
+  const w = await startWorld(t);
+  const q = await w.send(['josé@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
+  const status = ['Reporting-MTA: dns; mx.example.test', '', 'Final-Recipient: rfc822; other@example.test', 'Action: delivered', 'Status: 2.0.0', '',
+    'Final-Recipient: utf-8; josé@example.test', 'Action: failed', 'Status: 5.1.1', 'Diagnostic-Code: smtp; 550 5.1.1 Empfänger unbekannt', ''].join('\r\n');
+  const report = ['From: MAILER-DAEMON@mx.example.test', 'To: x', 'Subject: Delivery Status', 'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="b5"', '', '--b5', 'Content-Type: text/plain', '', 'Report.',
+    '--b5', 'Content-Type: message/global-delivery-status', 'Content-Transfer-Encoding: 8bit', '', status, '--b5--', ''].join('\r\n');
+  await sendToMx(w.ts.svc.ports.mx ?? 0, '', returnPathOf(w, q.mailIds[0]), report);
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).status, 6, 'bounced by the block that names it');
+  t.equal(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.response, '550 5.1.1 Empfänger unbekannt', 'the diagnostic as written');
+});
+
+// The MX takes mail from anyone: bytes past its limit are counted, not kept (by construction in
+// onData; memory is not asserted here), and the answer is the size refusal.
+t.test('a report six times the MX limit is answered 552 5.3.4 and the MX goes on', async (t) => {
+  const w = await startWorld(t);
+  const client = nodemailer.createTransport({ host: '127.0.0.1', port: w.ts.svc.ports.mx ?? 0, secure: false, ignoreTLS: true, name: 'remote.test' });
+  t.teardown(() => client.close());
+  const err = await client.sendMail({ envelope: { from: '', to: ['postmaster@mta.estafeta.test'] }, raw: Buffer.concat([Buffer.from('Subject: big\r\n\r\n'), Buffer.alloc(60 * 1024 * 1024, 'a\r\n')]) })
+    .then(() => null, (e: { responseCode?: number; response?: string }) => e);
+  t.equal(err?.responseCode, 552);
+  t.match(err?.response, /5\.3\.4/);
+  const small = await client.sendMail({ envelope: { from: '', to: ['postmaster@mta.estafeta.test'] }, raw: 'Subject: hi\r\n\r\nhello\r\n' });
+  t.match(small.response, /^250 /, 'the next report is taken');
+});
+
 t.test('the inbound MX: an aborted transaction leaves nothing behind; an unparsable report is refused for good', async (t) => {
   const w = await startWorld(t);
   const q = await w.send(['ana@example.test']);
