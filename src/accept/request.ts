@@ -9,7 +9,7 @@ import type { Attachment, Recipient, Submission } from './types';
 import { chars, checkSubmission } from './validate';
 import { encodedWordLike } from './assemble';
 import { toCrlf } from '../lib/header-section';
-import { nestsDeeperThan } from '../lib/json';
+import { jsonNesting } from '../lib/json';
 
 interface Address { email: string; name?: string | null }
 export interface SendRequest {
@@ -196,7 +196,7 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
       errors.push({ pointer: '/attachments', code: 'value_error.multipart', message: 'attachments must be sent as file parts (with a filename), not as a text field' });
     } else if (jsonFields.has(name)) {
       try {
-        if (nestsDeeperThan(value)) throw new Error('too deep'); // JSON.parse would build it all first
+        if (jsonNesting(value) !== 'shallow') throw new Error('too deep or broken'); // JSON.parse would build it all first
         body[name] = JSON.parse(value);
       } catch {
         errors.push({ pointer: `/${name}`, code: 'json_invalid', message: `"${name}" must be a JSON string in a multipart request` });

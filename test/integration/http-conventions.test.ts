@@ -136,7 +136,10 @@ t.test('HTTP conventions of every response', async (t) => {
     t.same([broken.status, broken.body.code], [400, 'malformed_request'], 'a route without a body still refuses broken JSON');
     const big = await s.api('POST', '/v1/domains/1/validate', { raw: Buffer.alloc(20 * 1024 * 1024 + 1, 0x20), headers: json });
     t.same([big.status, big.body.code, big.body.max_bytes], [413, 'request_too_large', 20971520], 'and a body past the 20 MB limit');
-    for (const raw of ['', '{}']) {
+    const deepBody = `{"a":${'['.repeat(40)}${']'.repeat(40)},"__proto__":{}}`;
+    t.equal((await s.api('POST', '/v1/domains/1/validate', { raw: deepBody, headers: json })).status, 200, 'a deep but well-formed body it ignores is still ignored');
+    t.same((await s.api('POST', '/v1/domains/1/validate', { raw: '['.repeat(40), headers: json })).body.code, 'malformed_request', 'unclosed brackets are no JSON');
+    for (const raw of ['', '{}', ' \r\n']) {
       const ok = await s.api('POST', '/v1/domains/1/validate', { raw, headers: json });
       t.equal(ok.status, 200, `a body of ${JSON.stringify(raw)} is ignored`);
     }

@@ -163,6 +163,10 @@ t.test('a body that is not JSON is 400, another content type 415', async (t) => 
   const deep = `{"sender_email":"${f.sender}","a":${'['.repeat(200_000)}1${']'.repeat(200_000)},"__proto__":1}`;
   const nested = await f.s.api('POST', '/v1/mails/send', { raw: deep, headers: { 'Content-Type': 'application/json' } });
   t.same([nested.status, nested.body.errors?.[0]?.pointer, nested.body.errors?.[0]?.code], [422, '', 'value_error.depth'], 'a body nested 200,000 levels deep');
+  for (const broken of ['['.repeat(40), `{"a":${'['.repeat(40)}garbage`, '[{]}'.repeat(20)]) {
+    const res = await f.s.api('POST', '/v1/mails/send', { raw: broken, headers: { 'Content-Type': 'application/json' } });
+    t.same([res.status, res.body.code], [400, 'malformed_request'], `deep and not JSON: 400 (${broken.slice(0, 12)}...)`);
+  }
   const shallow = `{"sender_email":"${f.sender}","a":${'['.repeat(30)}1${']'.repeat(30)},"b":"${'['.repeat(100)}","__proto__":1}`;
   const within = await f.s.api('POST', '/v1/mails/send', { raw: shallow, headers: { 'Content-Type': 'application/json' } });
   t.same([within.status, within.body.errors?.[0]?.pointer], [422, '/__proto__'], 'within the depth (brackets in strings do not count): judged by its schema');

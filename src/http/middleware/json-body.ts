@@ -15,7 +15,7 @@ import inflate from 'inflation';
 import { pointerToken, ServiceError, validationError } from '../../errors';
 import type { AppState } from '../api';
 import { parseMultipart, type FilePart } from './multipart';
-import { maxJsonDepth, nestsDeeperThan } from '../../lib/json';
+import { jsonNesting, maxJsonDepth } from '../../lib/json';
 
 export const maxBodyBytes = 20 * 1024 * 1024;
 
@@ -94,17 +94,22 @@ export type ParsedBody =
 
 /**
  * A JSON body as co-body read it (UTF-8, a leading BOM dropped, any JSON value, parsed by
- * @hapi/bourne with its guard against a "__proto__" key), but refused before parsing when it
- * nests deeper than any request of the API: 422, well-formed JSON that no schema allows.
+ * @hapi/bourne with its guard against a "__proto__" key), but judged before parsing when it
+ * nests deeper than any request of the API: 422, well-formed JSON that no schema allows (400 when
+ * its brackets do not even close). A body a route ignores (`ignored`) need only be JSON.
  */
-function parseJsonBody(bytes: Buffer): unknown {
+function parseJsonBody(bytes: Buffer, ignored = false): unknown {
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
-  if (text.trim() === '') return undefined;
-  if (nestsDeeperThan(text)) {
+  if (/^[ \t\r\n]*$/.test(text)) return undefined; // JSON's own whitespace only: no body
+  const malformed = (): ServiceError => new ServiceError('malformed_request', 'The request body is not valid JSON.');
+  const nesting = jsonNesting(text);
+  if (nesting === 'broken') throw malformed();
+  if (nesting === 'deep') {
+    if (ignored) return null;
     throw validationError([{ pointer: '', code: 'value_error.depth', message: `The body nests arrays and objects deeper than ${maxJsonDepth} levels` }]);
   }
   try {
-    return bourne.parse(text, { protoAction: 'error' });
+    return bourne.parse(text, { protoAction: ignored ? 'ignore' : 'error' });
   } catch (err) {
     // bourne's guard refuses a "__proto__" key: the JSON itself is valid, so it is a field the
     // schema does not allow (CONTRACT §6: 422), named by its pointer.
@@ -112,7 +117,7 @@ function parseJsonBody(bytes: Buffer): unknown {
       const pointer = protoPointer(JSON.parse(text) as unknown) ?? '';
       throw validationError([{ pointer, code: 'extra_forbidden', message: 'Extra inputs are not permitted' }]);
     }
-    throw new ServiceError('malformed_request', 'The request body is not valid JSON.');
+    throw malformed();
   }
 }
 
@@ -129,7 +134,7 @@ export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: bool
   if (!ctx.is('application/json', '+json')) {
     throw new ServiceError('unsupported_media_type', opts.multipart ? 'Content-Type must be application/json or multipart/form-data.' : 'Content-Type must be application/json.');
   }
-  const body = parseJsonBody(await readBody(ctx, limit, 'JSON'));
+  const body = parseJsonBody(await readBody(ctx, limit, 'JSON'), opts.optional);
   if (body === undefined && !opts.optional) throw empty(); // chunked, zero bytes
   return { multipart: false, body };
 }
