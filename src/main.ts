@@ -4,6 +4,8 @@ import type { Config } from './config/load';
 // The handlers go in before any module of the service is loaded (that takes most of a second):
 // without one, a SIGTERM in that window would kill the process instead of stopping it (exit 0).
 // A signal before the service is up is kept and acted on once it is.
+// The parent as it was at the very start: `npm start` (see watchNpm), read before anything loads.
+const startParent = process.ppid;
 let signalled: string | undefined;
 let stop: () => void = () => undefined;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -14,11 +16,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
+/** The configuration once loaded: a failed start names the setting from it (startFailure). */
+let loaded: Readonly<Config> | undefined;
+
 async function main(): Promise<void> {
   const { loadConfig, ConfigError } = require('./config/load') as typeof import('./config/load');
   let config: Readonly<Config>;
   try {
     config = loadConfig();
+    loaded = config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`estafeta: ${err.message}\n`);
@@ -49,12 +55,13 @@ async function main(): Promise<void> {
  */
 function watchNpm(log: { warn: (o: object, msg: string) => void }): void {
   if (process.env.npm_lifecycle_event !== 'start') return;
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid === parent) return;
-    log.warn({ event: 'service.orphaned', parent }, 'npm start is gone: exiting with it');
+  const check = (): void => {
+    if (process.ppid === startParent) return;
+    log.warn({ event: 'service.orphaned', parent: startParent }, 'npm start is gone: exiting with it');
     process.exit(1);
-  }, 200).unref();
+  };
+  check(); // npm may have been killed while the service was starting
+  setInterval(check, 200).unref();
 }
 
 /**
@@ -66,11 +73,11 @@ function startFailure(err: unknown): string {
   const e = err as NodeJS.ErrnoException & { port?: number; address?: string; syscall?: string; hostname?: string };
   const message = e instanceof Error ? e.message : String(err);
   const env = process.env;
-  const ports: [string, string | undefined][] = [['ESTAFETA_HTTP_PORT', env.ESTAFETA_HTTP_PORT ?? '8080'], ['ESTAFETA_SMTP_PORT', env.ESTAFETA_SMTP_PORT ?? '2525'],
-    ['ESTAFETA_SMTPS_PORT', env.ESTAFETA_SMTPS_PORT], ['ESTAFETA_MX_PORT', env.ESTAFETA_MX_PORT ?? '2526']];
+  const c = loaded;
+  const ports: [string, number | null | undefined][] = [['ESTAFETA_HTTP_PORT', c?.httpPort], ['ESTAFETA_SMTP_PORT', c?.smtpPort], ['ESTAFETA_SMTPS_PORT', c?.smtpsPort], ['ESTAFETA_MX_PORT', c?.mxPort]];
   let setting = '';
   if (e.syscall === 'listen' && (e.code === 'EADDRINUSE' || e.code === 'EACCES')) {
-    setting = ports.find(([, v]) => v !== undefined && Number(v) === e.port)?.[0] ?? 'a listener port';
+    setting = ports.find(([, v]) => typeof v === 'number' && v === e.port)?.[0] ?? 'a listener port';
   } else if (e.syscall === 'listen' || e.syscall === 'getaddrinfo' || e.code === 'EADDRNOTAVAIL') {
     setting = 'ESTAFETA_HOST';
   } else if (e.code === 'EDATADIRLOCKED' || (typeof e.path === 'string' && ['EEXIST', 'EACCES', 'ENOTDIR', 'EROFS', 'EPERM', 'ENOENT', 'ENOSPC'].includes(e.code ?? ''))) {

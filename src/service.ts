@@ -77,7 +77,7 @@ async function startLocked(config: Readonly<Config>, log: Logger, lock: { releas
   logReady(log, { listener: 'http', address: formatAddress(httpAddr) }, `http listening on ${formatAddress(httpAddr)}`);
 
   const listeners: Listener[] = [
-    ...(await startSubmission({ db, config, log: log.child({ component: 'submission' }), accept })),
+    ...(await startSubmission({ db, config, log: log.child({ component: 'submission' }), accept, metrics })),
     ...(await startMx({ db, config, log: log.child({ component: 'mx' }) })),
   ];
   const ports: RunningService['ports'] = { http: httpAddr.port };

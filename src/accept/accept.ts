@@ -26,7 +26,7 @@ import { startPurge } from './purge';
 
 export interface AcceptDeps {
   db: Db; config: Readonly<Config>; log: Logger; spool: Spool; onQueued: () => void;
-  metrics?: Pick<Metrics, 'acceptedMessages' | 'acceptedRecipients' | 'refusedSends'>;
+  metrics?: Pick<Metrics, 'acceptedMessages' | 'acceptedRecipients'>;
   /** Where the MIME of a send is built (assemble.ts), off the event loop. */
   workers: WorkerPool;
 }
@@ -39,15 +39,6 @@ export function createAccept(deps: AcceptDeps): Accept {
 
   const { metrics } = deps;
   const submit = async (given: InstanceRow, submission: Submission): Promise<AcceptResult> => {
-    try {
-      return await acceptSend(given, submission);
-    } catch (err) {
-      if (err instanceof ServiceError) metrics?.refusedSends.inc({ door: submission.door, code: err.code });
-      throw err;
-    }
-  };
-
-  const acceptSend = async (given: InstanceRow, submission: Submission): Promise<AcceptResult> => {
     const at = now();
     // Limits are read on every send through the fresh cache (store/fresh.ts): `instance limits`
     // by the CLI invalidates it, so it acts on the next request.

@@ -30,8 +30,12 @@ const lineLimit = 78;
 /** Text a reader would take for an RFC 2047 encoded word: sent as is, it would decode to something else. */
 export const encodedWordLike = /=\?[^?\s]+\?[BbQq]\?[^?\s]*\?=/;
 
-/** Message-id lists: nodemailer writes them as ids (RFC 5322 §3.6.4); an encoded word there is text. */
-const msgIdHeaders = new Set(['in-reply-to', 'references']);
+/**
+ * Headers nodemailer writes as they are (message ids, RFC 5322 §3.6.4, and structured fields):
+ * an encoded word there would be read as literal text, so they are never encoded (validate.ts
+ * holds them to printable ASCII).
+ */
+export const unencodedHeaders = new Set(['in-reply-to', 'references', 'content-id', 'otp-token']);
 
 /**
  * Spec, POST /v1/mails/send rule 3: "A long header value is folded and, if it cannot be folded,
@@ -42,7 +46,7 @@ const msgIdHeaders = new Set(['in-reply-to', 'references']);
  * ids are never encoded: a long one stays on its own line (up to 998 bytes).
  */
 export function foldableValue(name: string, value: string): string {
-  if (msgIdHeaders.has(name.toLowerCase())) return value;
+  if (unencodedHeaders.has(name.toLowerCase())) return value;
   const tooLong = value.split(/[ \t]+/).some((word, i) => (i === 0 ? name.length + 2 : 1) + word.length > lineLimit);
   return tooLong || encodedWordLike.test(value) ? encodeWord(value, 'B', 52) : value;
 }

@@ -57,17 +57,18 @@ export function mailIdTime(mailId: string): number | null {
 }
 
 /**
- * Start of the online retention window: the same instant `months` calendar months earlier, on
- * the same day of the month or that month's last day (31 May -> 28/29 February). Date's own
- * month arithmetic overflows instead (31 May - 3 months = "31 February" = 3 March), which cut
- * up to three days off the window at month ends.
+ * Start of the online retention window: the same instant `months` calendar months earlier; when
+ * that day does not exist (31 May -> "31 February"), the first instant of the next month (1 March
+ * 00:00), so the start never moves back as time goes on. Date's own month arithmetic overflows
+ * into the next month keeping the time of day (3 March 12:00), which cut up to three days off.
  */
 export function retentionStart(at: number, months = retentionMonths): number {
   const d = new Date(at);
   const target = d.getUTCFullYear() * 12 + d.getUTCMonth() - months;
   const [year, month] = [Math.floor(target / 12), ((target % 12) + 12) % 12];
   const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  if (d.getUTCDate() > lastDay) return Date.UTC(year, month + 1, 1);
   const start = new Date(at);
-  start.setUTCFullYear(year, month, Math.min(d.getUTCDate(), lastDay));
+  start.setUTCFullYear(year, month, d.getUTCDate());
   return start.getTime();
 }

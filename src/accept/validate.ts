@@ -6,6 +6,7 @@
 import { pointerToken, validationError, type FieldError } from '../errors';
 import { normalizeEmail } from '../lib/address';
 import type { Attachment, Recipient, Submission } from './types';
+import { unencodedHeaders } from './assemble';
 
 const MB = 1024 * 1024;
 export const limits = {
@@ -62,13 +63,6 @@ function checkAddresses(list: Recipient[], field: string, errors: FieldError[]):
   });
 }
 
-/**
- * Headers nodemailer writes as they are, since an encoded word would not decode inside them
- * (msg-id lists, RFC 5322 §3.6.4; structured fields): a non-ASCII character or a Unicode line
- * separator would reach the recipient as raw 8-bit bytes in a header of a 7-bit message.
- */
-const unencodedHeaders = new Set(['in-reply-to', 'references', 'content-id', 'otp-token']);
-
 function checkHeaders(headers: Record<string, string>, errors: FieldError[]): void {
   const names = Object.keys(headers);
   if (names.length > limits.headers) {
@@ -99,6 +93,8 @@ function checkHeaders(headers: Record<string, string>, errors: FieldError[]): vo
     } else if (/[\r\n\0]/.test(value)) {
       errors.push({ pointer, code: 'value_error.header_value', message: 'A header value cannot contain line breaks' });
     } else if (unencodedHeaders.has(lower) && /[^\t\x20-\x7e]/.test(value)) {
+      // Written as they are (assemble.ts): a non-ASCII character or U+2028 would reach the
+      // recipient as raw 8-bit bytes in a header of a 7-bit message.
       errors.push({ pointer, code: 'value_error.header_value', message: `Header ${name} holds message ids or a structured value, written as they are (never RFC 2047-encoded): printable ASCII only` });
     } else if (again) {
       // Header names are case-insensitive (RFC 5322): X-A and x-a would be one header written twice.

@@ -15,7 +15,7 @@ import { createScheduler } from './scheduler';
 import { createRouter } from './route';
 import { createTransport, NotStarted } from './transport';
 import { attemptDelivery, type AttemptDeps } from './attempt';
-import { loadAttempt, writeOutcome, type AttemptRow } from './queue';
+import { loadAttempt, writeOutcome, type AttemptRow, type Written } from './queue';
 import type { Outcome } from './outcome';
 
 export interface Delivery {
@@ -52,16 +52,17 @@ function createOutcomeWriter({ db, config, log, spool, metrics }: DeliveryDeps, 
     const items = batch;
     batch = [];
     if (items.length === 0 || !db.open) return;
-    let files: string[] = [];
+    let written: Written[] = [];
     try {
-      files = withoutSync(db, () => db.transaction(() => items.map((p) => writeOutcome(db, p.mail, p.outcome, p.at, policy)).filter((f): f is string => f !== null))());
+      written = withoutSync(db, () => db.transaction(() => items.map((p) => writeOutcome(db, p.mail, p.outcome, p.at, policy)))());
     } catch (err) {
       // The claims stay: these mails are retried after the lease or the next restart.
       log.error({ event: 'delivery.outcome_write_failed', err, mails: items.length }, 'outcomes not written');
       return;
     }
+    const files = written.flatMap((w) => (w.file === null ? [] : [w.file]));
+    for (const w of written) if (w.kind) metrics?.deliveryOutcomes.inc({ outcome: w.kind });
     for (const p of items) {
-      metrics?.deliveryOutcomes.inc({ outcome: p.outcome.kind });
       log.debug({ event: `delivery.${p.outcome.kind}`, mail_id: p.mail.mail_id, instance: p.mail.instance_id, detail: p.outcome.detail }, `mail ${p.outcome.kind}`);
     }
     // Deferrals changed the next due time: let the scheduler re-arm its timer.

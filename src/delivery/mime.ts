@@ -65,6 +65,9 @@ function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite | null): {
   const type = headerValue(head, 'content-type') ?? 'text/plain';
   const tracked = rewrite ? trackLeaf(head, body, type, rewrite) : null;
   if (tracked) return tracked;
+  // A message/* part takes no transfer encoding but 7bit, 8bit or binary (RFC 2046 §5.2.1): it
+  // leaves as written (the HTTP door refuses one that cannot travel).
+  if (/^message\//i.test(type)) return null;
   return untransportable(body) ? asBase64(head, decodedBody(head, body)) : null;
 }
 

@@ -80,12 +80,16 @@ function readSigningKey(db: Db, instanceId: number, domain: string): SigningKeyR
 
 export interface RetryPolicy { retryDelays: readonly number[]; maxQueueAge: number }
 
+/** What writeOutcome did: the outcome as written (a deferral past the queue age is a bounce), and the spool file freed. */
+export interface Written { kind: Outcome['kind'] | null; file: string | null }
+
 /**
  * Writes an outcome: the mail's state, one mail_logs row with the remote reply, the restriction of a
- * hard bounce, and the message's pending count. Returns the spool file to remove when the last
- * recipient of its message became final. Call inside a transaction.
+ * hard bounce, and the message's pending count. Returns the outcome as written (null: the mail was
+ * already final) and the spool file to remove when the last recipient of its message became
+ * final. Call inside a transaction.
  */
-export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: number, policy: RetryPolicy): string | null {
+export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: number, policy: RetryPolicy): Written {
   let o = outcome;
   const tried = o.kind !== 'dropped' && o.detail !== sandboxCapture.detail;
   const attempts = mail.attempts + (tried ? 1 : 0);
@@ -100,14 +104,14 @@ export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: nu
     `UPDATE mails SET status = ?, attempts = ?, next_attempt_at = ?, claimed_at = NULL, sent_at = CASE WHEN ? = 3 THEN ? ELSE sent_at END,
             final_at = ?, charged = CASE WHEN ? THEN 0 ELSE charged END WHERE id = ? AND status IN (2, 5)`,
   ).run(status, attempts, next, status, now, final ? now : null, o.kind === 'dropped' && o.uncharge ? 1 : 0, mail.id).changes;
-  if (changed === 0) return null; // already final (a DSN raced the attempt): the first word stands
+  if (changed === 0) return { kind: null, file: null }; // already final (a DSN raced the attempt): the first word stands
   const response = o.kind === 'dropped' ? null : o.response;
   insertMailLog(db, mail.id, { at: now, event: o.kind, status, detail: o.detail ?? null, response });
   if (o.kind === 'bounced' && o.restrict) {
     addSuppression(db, mail.instance_id, { list: 'restrictions', recipient: mail.rcpt, reason: o.response.slice(0, 500), source: 'bounce', mailId: mail.mail_id, at: now });
   }
   if (o.kind === 'dropped' && o.uncharge && mail.charged) uncharge(db, mail.instance_id, mail.received_at);
-  return final ? finishRecipient(db, mail.message_id) : null;
+  return { kind: o.kind, file: final ? finishRecipient(db, mail.message_id) : null };
 }
 
 /** One recipient of the message is final; returns its spool file when it was the last one. */

@@ -19,7 +19,7 @@ import type { Metrics } from '../lib/metrics';
 export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<AppState>; api: Api } {
   const app = new Koa<AppState>();
   const api = new Api();
-  registerRoutes(api, deps);
+  registerRoutes(api, { ...deps, refusedSends: deps.metrics.refusedSends });
   let openapi: unknown;
   const pub = publicRoutes({ ...deps, openapi: () => (openapi ??= buildOpenApi(api.endpoints, deps.config.publicUrl)), metrics: deps.metrics.render });
 

@@ -5,6 +5,7 @@ import type { Logger } from '../lib/log';
 import type { Accept } from '../accept/types';
 import type { Spool } from '../spool/spool';
 import type { Delivery } from '../delivery';
+import type { Metrics } from '../lib/metrics';
 
 export interface HttpDeps {
   db: Db;
@@ -17,4 +18,6 @@ export interface HttpDeps {
   accept: Accept;
   spool: Spool;
   delivery: Delivery;
+  /** Sends refused are counted by the door that answers them (every rule, its own and the accept path's). */
+  refusedSends?: Metrics['refusedSends'];
 }

@@ -12,7 +12,7 @@ export interface Metrics {
   acceptedMessages: client.Counter<'door'>;
   /** Their recipients by what acceptance made of them: queued, captured (sandbox), dropped. */
   acceptedRecipients: client.Counter<'door' | 'result'>;
-  /** Sends refused by a rule of the accept path, by door and the spec's code. */
+  /** Sends refused, by the door that answered and the spec's code (format checks of the door included). */
   refusedSends: client.Counter<'door' | 'code'>;
   /** Delivery attempts by outcome: sent, deferred, bounced, dropped. */
   deliveryOutcomes: client.Counter<'outcome'>;
@@ -28,7 +28,7 @@ export function createMetrics(): Metrics {
   const httpRequests = new client.Counter({ name: 'estafeta_http_requests_total', help: 'HTTP requests by method and status', labelNames: ['method', 'status'] as const, registers });
   const acceptedMessages = new client.Counter({ name: 'estafeta_accepted_messages_total', help: 'Sends acknowledged (HTTP 200, SMTP 250), by door', labelNames: ['door'] as const, registers });
   const acceptedRecipients = new client.Counter({ name: 'estafeta_accepted_recipients_total', help: 'Recipients of acknowledged sends, by door and what acceptance made of them (queued, captured by the sandbox, dropped)', labelNames: ['door', 'result'] as const, registers });
-  const refusedSends = new client.Counter({ name: 'estafeta_refused_sends_total', help: 'Sends refused by the accept path, by door and error code', labelNames: ['door', 'code'] as const, registers });
+  const refusedSends = new client.Counter({ name: 'estafeta_refused_sends_total', help: 'Sends refused, by door and error code', labelNames: ['door', 'code'] as const, registers });
   const deliveryOutcomes = new client.Counter({ name: 'estafeta_delivery_outcomes_total', help: 'Delivery attempts by outcome (sent, deferred, bounced, dropped)', labelNames: ['outcome'] as const, registers });
   let queued: () => number = () => 0;
   new client.Gauge({ name: 'estafeta_queue_messages', help: 'Messages with recipients still to deliver (queued or deferred)', registers, collect() { this.set(queued()); } });

@@ -9,6 +9,7 @@ import { Headers } from '@zone-eu/mailsplit';
 import type { Db } from '../store/db';
 import type { Config } from '../config/load';
 import type { Logger } from '../lib/log';
+import type { Metrics } from '../lib/metrics';
 import type { Accept, Submission } from '../accept/types';
 import { limits } from '../accept/validate';
 import { authenticate, authorize, type Principal } from '../auth/api-keys';
@@ -19,7 +20,7 @@ import { cutSpaceRuns, toCrlf } from '../lib/header-section';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
 import { CompletingServer, listenSmtp, type Listener } from './listen';
 
-export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger; accept: Accept }
+export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger; accept: Accept; metrics?: Pick<Metrics, 'refusedSends'> }
 
 /** Spec, Limits (one source with the accept path): 15 MB = 15728640 bytes, 50 recipients. */
 const MAX_MESSAGE_BYTES = limits.messageBytes;
@@ -252,6 +253,7 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
             log.info({ event: 'submission.aborted', listener: name, session: session.id }, 'client disconnected before the end of the message');
             return callback(err as Error);
           }
+          if (err instanceof ServiceError) deps.metrics?.refusedSends.inc({ door: 'smtp', code: err.code });
           callback(err instanceof Error && 'responseCode' in err ? err : fail(err, session));
         });
     },

@@ -97,6 +97,8 @@ t.test('/metrics counts sends accepted and refused, recipients by result, delive
   t.equal(m.get('estafeta_accepted_recipients_total{door="http",result="queued"}'), 2);
   t.equal(m.get('estafeta_accepted_recipients_total{door="http",result="captured"}'), 1);
   t.equal(m.get('estafeta_refused_sends_total{door="http",code="sender_not_found"}'), 1);
+  t.equal((await w.ts.api('POST', '/v1/mails/send', { body: { sender_email: 'news@brand.test', to: [{ email: 'not an address' }], subject: 's', html: '<p>h</p>' } })).status, 422);
+  t.equal((await sample()).get('estafeta_refused_sends_total{door="http",code="validation_error"}'), 1, 'a format refusal of the door counts too');
   t.equal(m.get('estafeta_delivery_outcomes_total{outcome="sent"}'), 1);
   t.equal(m.get('estafeta_delivery_outcomes_total{outcome="bounced"}'), 1);
   t.equal(m.get('estafeta_queue_messages'), 0, 'nothing left to deliver');

@@ -10,6 +10,7 @@ import { mapPage } from '../../store/page';
 import { readRequestBody } from '../middleware/json-body';
 import { parseSendForm, parseSendRequest } from '../../accept/request';
 import type { Submission } from '../../accept/types';
+import { ServiceError } from '../../errors';
 import { listMailPage, mailLogPage, presentMail, requireMail, type MailsQuery } from '../../accept/reports';
 
 async function submissionOf(ctx: Ctx): Promise<Submission> {
@@ -17,16 +18,20 @@ async function submissionOf(ctx: Ctx): Promise<Submission> {
   return parsed.multipart ? parseSendForm(parsed.fields, parsed.files) : parseSendRequest(parsed.body);
 }
 
-export function mailRoutes(api: Api, { db, accept }: HttpDeps): void {
+export function mailRoutes(api: Api, { db, accept, refusedSends }: HttpDeps): void {
   api.add({ method: 'post', path: '/v1/mails/send', summary: 'Queue an email', tag: 'Mails', scope: 'mail:send', body: 'SendRequest', multipart: true,
     response: { status: 200, schema: 'SendResponse' },
     errors: ['malformed_request', 'plan_send_limit_exceeded', 'subscription_inactive', 'sender_not_found', 'mail_template_not_found',
       'sandbox_relay_restricted', 'domain_sender_not_verified', 'template_not_public', 'request_too_large', 'unsupported_media_type',
       'validation_error', 'rate_limit_exceeded', 'service_unavailable'] }, async (ctx, p) => {
-    const submission = await submissionOf(ctx);
-    const { msgId } = await accept.submit(p.instance, submission);
-    ctx.status = 200;
-    ctx.body = { message_id: msgId };
+    try {
+      const { msgId } = await accept.submit(p.instance, await submissionOf(ctx));
+      ctx.status = 200;
+      ctx.body = { message_id: msgId };
+    } catch (err) {
+      if (err instanceof ServiceError) refusedSends?.inc({ door: 'http', code: err.code });
+      throw err;
+    }
   });
 
   const list = (queryId: string) => (ctx: Ctx, p: { instance: Parameters<typeof listMailPage>[1] }): void => {

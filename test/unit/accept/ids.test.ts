@@ -37,15 +37,24 @@ t.test('a mail_id names its reception instant; an id without one names only its 
 
 t.test('the retention window starts 3 calendar months back, on the same day or that month\'s last', async (t) => {
   const cases: Array<[string, string]> = [
-    ['2026-05-31T12:00:00.250Z', '2026-02-28T12:00:00.250Z'], // Date's own arithmetic gave 3 March
-    ['2028-05-31T12:00:00.000Z', '2028-02-29T12:00:00.000Z'], // leap year
-    ['2026-07-31T00:00:00.000Z', '2026-04-30T00:00:00.000Z'],
-    ['2026-12-31T23:59:59.999Z', '2026-09-30T23:59:59.999Z'],
+    ['2026-05-31T12:00:00.250Z', '2026-03-01T00:00:00.000Z'], // no 31 February: 1 March 00:00 (Date gave 3 March 12:00)
+    ['2026-05-28T23:00:00.000Z', '2026-02-28T23:00:00.000Z'],
+    ['2026-05-29T01:00:00.000Z', '2026-03-01T00:00:00.000Z'],
+    ['2028-05-29T12:00:00.000Z', '2028-02-29T12:00:00.000Z'], // leap year
+    ['2026-07-31T00:00:00.000Z', '2026-05-01T00:00:00.000Z'],
+    ['2026-12-31T23:59:59.999Z', '2026-10-01T00:00:00.000Z'],
     ['2027-01-15T08:30:00.000Z', '2026-10-15T08:30:00.000Z'], // across a year
     ['2026-03-31T10:00:00.000Z', '2025-12-31T10:00:00.000Z'],
     ['2026-11-22T12:10:00.000Z', '2026-08-22T12:10:00.000Z'],
   ];
   for (const [at, start] of cases) t.equal(new Date(retentionStart(Date.parse(at))).toISOString(), start, at);
+  // Never back: a mail outside the window must not come back inside it an hour later.
+  let last = -Infinity;
+  for (let at = Date.parse('2026-05-27T00:00:00Z'); at < Date.parse('2026-06-03T00:00:00Z'); at += 1_800_000) {
+    const start = retentionStart(at);
+    t.ok(start >= last, `monotonic at ${new Date(at).toISOString()}`);
+    last = start;
+  }
 });
 
 t.test('reset_at is shown rounded up to the second, never before the cycle renews', async (t) => {

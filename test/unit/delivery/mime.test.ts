@@ -127,3 +127,13 @@ t.test('the Sender the platform writes is the registered sender, as UTF-8 bytes 
   const out = trackMessage(Buffer.from('From: josé@example.test\r\nSubject: s\r\n\r\nhi\r\n', 'utf8'), o);
   t.ok(out.includes(Buffer.from('\r\nSender: josé@example.test\r\n', 'utf8')), 'the address as UTF-8');
 });
+
+t.test('a leaf SMTP cannot carry goes in base64, a message/* part never (RFC 2046 §5.2.1)', async (t) => {
+  const long = 'z'.repeat(1200);
+  const plain = rewriteEntity('Content-Type: text/plain', `${long}\r\n`, null);
+  t.match(plain.head, /^Content-Transfer-Encoding: base64$/m);
+  t.equal(Buffer.from(plain.body.replace(/\r\n/g, ''), 'base64').toString(), `${long}\r\n`, 'the same content');
+  const body = ['--b', 'Content-Type: message/rfc822', '', `Subject: x`, '', long, '--b--', ''].join('\r\n');
+  const nested = rewriteEntity('Content-Type: multipart/mixed; boundary="b"', body, null);
+  t.equal(nested.body, body, 'an attached message is left as written');
+});
