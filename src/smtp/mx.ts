@@ -176,7 +176,37 @@ async function handle(deps: MxDeps, secret: Buffer, received: Buffer, roles: Rol
     await Promise.all(removed.map((f) => spool.remove(f)));
     return `DSN: ${outcomes.join('; ') || 'no mail of ours'}`;
   }
+  const failed = failedRecipients(parsed);
+  if (failed.length > 0) {
+    // Exim's own bounce is plain text, no RFC 3464 report, but names the failed addresses in
+    // X-Failed-Recipients (it writes the field for permanent failures only; its delay warnings
+    // carry none). A mail whose recipient it names bounces, with the first SMTP reply it quotes.
+    const reply = /\b([245]\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b[^\r\n]*/.exec(parsed.text ?? '');
+    const status = reply?.[2] ?? '5.0.0';
+    const outcomes: string[] = [];
+    for (const role of roles) {
+      if (role.kind !== 'bounce') continue;
+      const mail = findMailById(db, role.mailId);
+      if (!mail || !status.startsWith('5') || !failed.includes(mail.rcpt.toLowerCase())) {
+        outcomes.push(`${role.mailId}: not among its failed recipients`);
+        continue;
+      }
+      const file = applyDsnFailure(db, mail, status, reply?.[0]?.trim() ?? 'X-Failed-Recipients: permanent failure', now);
+      if (file) removed.push(file);
+      outcomes.push(`${role.mailId}: bounce (X-Failed-Recipients) ${status}`);
+    }
+    const spool = openSpool(deps.config.dataDir);
+    await Promise.all(removed.map((f) => spool.remove(f)));
+    return `plain bounce: ${outcomes.join('; ') || 'no mail of ours'}`;
+  }
   return 'message without a report: ignored';
+}
+
+/** The addresses of X-Failed-Recipients (Exim), lowercased; none when the field is absent. */
+function failedRecipients(parsed: ParsedMail): string[] {
+  const value = parsed.headers.get('x-failed-recipients');
+  const text = Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : '';
+  return text.split(',').map((a) => a.trim().replace(/^<|>$/g, '').toLowerCase()).filter((a) => a.includes('@'));
 }
 
 function createServer(deps: MxDeps): CompletingServer {

@@ -221,6 +221,30 @@ t.test('a global DSN in UTF-8 bounces its UTF-8 recipient by its own block, with
   t.equal(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.response, '550 5.1.1 Empfänger unbekannt', 'the diagnostic as written');
 });
 
+// Exim's own bounce is plain text (no RFC 3464 report) naming the failed addresses in
+// X-Failed-Recipients; an auto-reply to a return path names none and changes nothing.
+t.test('an Exim plain-text bounce bounces the mail it names; an out-of-office reply does nothing', async (t) => {
+  const w = await startWorld(t);
+  const q = await w.send(['ana@example.test', 'bo@example.test']);
+  await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent' });
+  const [ana, bo] = q.mailIds;
+  const exim = (to: string) => ['From: Mail Delivery System <Mailer-Daemon@mx.example.test>', `To: ${to}`, 'Subject: Mail delivery failed: returning message to sender',
+    'X-Failed-Recipients: ana@example.test', 'Auto-Submitted: auto-replied', '',
+    'This message was created automatically by mail delivery software.', '',
+    'A message that you sent could not be delivered to one or more of its', 'recipients. This is a permanent error. The following address(es) failed:', '',
+    '  ana@example.test', '    host mx.example.test [192.0.2.1]', '    SMTP error from remote mail server after RCPT TO:<ana@example.test>:', '    550 5.1.1 No such user here', ''].join('\r\n');
+  await sendToMx(w.ts.svc.ports.mx ?? 0, '', returnPathOf(w, ana), exim(returnPathOf(w, ana)));
+  t.equal(mailState(w.ts.svc, ana).status, 6, 'the failed recipient\'s mail bounces');
+  t.equal(mailLogs(w.ts.svc, ana).at(-1)?.response, '550 5.1.1 No such user here', 'with the reply Exim quotes');
+  t.ok(onList(w.ts.svc.db, 'ana@example.test', 'restrictions'), 'and the address is restricted');
+  await sendToMx(w.ts.svc.ports.mx ?? 0, '', returnPathOf(w, bo), exim(returnPathOf(w, bo)));
+  t.equal(mailState(w.ts.svc, bo).status, 3, 'a bounce naming another address leaves this mail alone');
+  const ooo = ['From: bo@example.test', `To: ${returnPathOf(w, bo)}`, 'Subject: Out of office', 'Auto-Submitted: auto-replied', '', 'I am away until Monday.', ''].join('\r\n');
+  await sendToMx(w.ts.svc.ports.mx ?? 0, '', returnPathOf(w, bo), ooo);
+  t.equal(mailState(w.ts.svc, bo).status, 3, 'an out-of-office reply changes nothing');
+  t.notOk(onList(w.ts.svc.db, 'bo@example.test', 'restrictions'));
+});
+
 // The MX takes mail from anyone: bytes past its limit are counted, not kept (by construction in
 // onData; memory is not asserted here), and the answer is the size refusal.
 t.test('a report six times the MX limit is answered 552 5.3.4 and the MX goes on', async (t) => {
