@@ -91,15 +91,19 @@ function trackLeaf(head: string, body: string, type: string, rewrite: HtmlRewrit
  * Rewrites the leaves of an entity (head without the blank line, body after it): the html ones
  * with `rewrite` (null: none tracked), and any that cannot travel as written (rewriteLeaf).
  */
-export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite | null): { head: string; body: string } {
+export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite | null, depth = 0): { head: string; body: string } {
   const type = headerValue(head, 'content-type') ?? 'text/plain';
   if (!/^multipart\//i.test(type)) return rewriteLeaf(head, body, rewrite) ?? { head, body };
   const boundary = param(type, 'boundary');
-  if (!boundary) return { head, body };
-  return { head, body: rewriteMultipart(body, `--${boundary}`, rewrite) };
+  // Mail clients nest a few levels; a crafted message nested thousands deep would overflow the
+  // stack (the attempt failing at every retry) after quadratic work: past the bound it goes as is.
+  if (!boundary || depth >= maxMultipartDepth) return { head, body };
+  return { head, body: rewriteMultipart(body, `--${boundary}`, rewrite, depth + 1) };
 }
 
-function rewriteMultipart(body: string, delim: string, rewrite: HtmlRewrite | null): string {
+const maxMultipartDepth = 32;
+
+function rewriteMultipart(body: string, delim: string, rewrite: HtmlRewrite | null, depth: number): string {
   // Delimiter lines start at the body start or after a CRLF (RFC 2046 §5.1.1).
   const starts: number[] = [];
   const first = body.indexOf(`\r\n${delim}`);
@@ -121,7 +125,7 @@ function rewriteMultipart(body: string, delim: string, rewrite: HtmlRewrite | nu
       out += `${part}\r\n`;
       continue;
     }
-    const r = rewriteEntity(part.slice(0, sep), part.slice(sep === 0 ? 2 : sep + 4), rewrite);
+    const r = rewriteEntity(part.slice(0, sep), part.slice(sep === 0 ? 2 : sep + 4), rewrite, depth);
     out += `${r.head}${r.head ? '\r\n\r\n' : '\r\n'}${r.body}\r\n`;
   }
   return out + body.slice(starts[starts.length - 1]);

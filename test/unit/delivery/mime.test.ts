@@ -137,3 +137,21 @@ t.test('a leaf SMTP cannot carry goes in base64, a message/* part never (RFC 204
   const nested = rewriteEntity('Content-Type: multipart/mixed; boundary="b"', body, null);
   t.equal(nested.body, body, 'an attached message is left as written');
 });
+
+t.test('multipart nested past 32 levels is left as written below the bound, not walked into the stack', async (t) => {
+  let body = '<a href="https://a.example/">x</a>';
+  let head = 'Content-Type: text/html';
+  for (let i = 0; i < 5000; i++) {
+    body = `--b${i}\r\n${head}\r\n\r\n${body}\r\n--b${i}--\r\n`;
+    head = `Content-Type: multipart/mixed; boundary="b${i}"`;
+  }
+  const r = rewriteEntity(head, body, rewrite);
+  t.equal(r.body, body, 'too deep to track: delivered as it was');
+  let shallow = '<a href="https://a.example/">x</a>';
+  let shallowHead = 'Content-Type: text/html';
+  for (let i = 0; i < 3; i++) {
+    shallow = `--s${i}\r\n${shallowHead}\r\n\r\n${shallow}\r\n--s${i}--\r\n`;
+    shallowHead = `Content-Type: multipart/mixed; boundary="s${i}"`;
+  }
+  t.not(rewriteEntity(shallowHead, shallow, rewrite).body, shallow, 'a few levels deep: tracked');
+});
