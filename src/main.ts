@@ -72,7 +72,6 @@ function watchNpm(log: { warn: (o: object, msg: string) => void }): void {
 function startFailure(err: unknown): string {
   const e = err as NodeJS.ErrnoException & { port?: number; address?: string; syscall?: string; hostname?: string };
   const message = e instanceof Error ? e.message : String(err);
-  const env = process.env;
   const c = loaded;
   const ports: [string, number | null | undefined][] = [['ESTAFETA_HTTP_PORT', c?.httpPort], ['ESTAFETA_SMTP_PORT', c?.smtpPort], ['ESTAFETA_SMTPS_PORT', c?.smtpsPort], ['ESTAFETA_MX_PORT', c?.mxPort]];
   let setting = '';
@@ -83,7 +82,7 @@ function startFailure(err: unknown): string {
   } else if (e.code === 'EDATADIRLOCKED' || (typeof e.path === 'string' && ['EEXIST', 'EACCES', 'ENOTDIR', 'EROFS', 'EPERM', 'ENOENT', 'ENOSPC'].includes(e.code ?? ''))) {
     setting = 'ESTAFETA_DATA_DIR';
   }
-  const debug = /^(debug|trace)$/i.test(env.ESTAFETA_LOG_LEVEL ?? '') && e instanceof Error ? `\n${e.stack}` : '';
+  const debug = /^(debug|trace)$/.test(c?.logLevel ?? process.env.ESTAFETA_LOG_LEVEL ?? '') && e instanceof Error ? `\n${e.stack}` : '';
   return `estafeta: failed to start${setting ? ` (${setting})` : ''}: ${message}${debug}`;
 }
 

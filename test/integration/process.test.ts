@@ -62,11 +62,16 @@ t.test('the service process: ready lines, /healthz, graceful SIGTERM, data kept 
   t.equal((await second.exited).code, 0, 'SIGINT exits 0');
 });
 
-t.test('`npm start` is the service process itself: a SIGTERM to npm stops it and exits 0', async (t) => {
+/** The service as `npm start` runs it from the project root, once its listeners are ready. */
+async function npmStart(t: Parameters<typeof spawnService>[0]) {
   const env = { ESTAFETA_DATA_DIR: tempDir(), ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0', ESTAFETA_HOSTNAME: 'mta.estafeta.test' };
   const root = path.join(__dirname, '..', '..', '..');
   const npm = await spawnService(t, env, ['http', 'smtp', 'mx'], { file: 'npm', args: ['start', '--silent'], cwd: root });
-  const base = `http://${npm.addresses.http}`;
+  return { env, npm, base: `http://${npm.addresses.http}` };
+}
+
+t.test('`npm start` is the service process itself: a SIGTERM to npm stops it and exits 0', async (t) => {
+  const { npm, base } = await npmStart(t);
   t.equal((await fetch(`${base}/healthz`)).status, 200);
   npm.child.kill('SIGTERM'); // to npm alone, as a supervisor that knows only its child does
   t.same(await npm.exited, { code: 0, signal: null }, 'npm exits 0');
@@ -76,10 +81,7 @@ t.test('`npm start` is the service process itself: a SIGTERM to npm stops it and
 // A supervisor that SIGKILLs the `npm start` it spawned (a crash test) must not leave the service
 // running unseen: it would hold the ports and the data dir against the restart.
 t.test('a SIGKILL to `npm start` ends the service too, and the data dir is free for the next start', async (t) => {
-  const env = { ESTAFETA_DATA_DIR: tempDir(), ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0', ESTAFETA_HOSTNAME: 'mta.estafeta.test' };
-  const root = path.join(__dirname, '..', '..', '..');
-  const npm = await spawnService(t, env, ['http', 'smtp', 'mx'], { file: 'npm', args: ['start', '--silent'], cwd: root });
-  const base = `http://${npm.addresses.http}`;
+  const { env, npm, base } = await npmStart(t);
   t.equal((await fetch(`${base}/healthz`)).status, 200);
   npm.child.kill('SIGKILL');
   await npm.exited;

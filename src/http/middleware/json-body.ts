@@ -139,9 +139,9 @@ export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: bool
   return { multipart: false, body };
 }
 
-export function jsonBody(limit = maxBodyBytes): Koa.Middleware<AppState> {
+export function jsonBody(): Koa.Middleware<AppState> {
   return async (ctx, next) => {
-    const parsed = await readRequestBody(ctx as unknown as Koa.Context, { limit });
+    const parsed = await readRequestBody(ctx as unknown as Koa.Context);
     // Any JSON value: the route validates it with its schema before use.
     ctx.request.body = (parsed.multipart ? parsed.fields : parsed.body) as typeof ctx.request.body;
     return next();
