@@ -1,11 +1,13 @@
 /**
  * A minimal MIME walker that rewrites text/html leaves and leaves every other byte as it was
  * (SMTP-submitted messages keep their structure, attachments and signatures of parts), except a
- * leaf whose lines SMTP cannot carry, which goes in base64. Strings are latin1 so that one char =
+ * leaf whose lines SMTP cannot carry, which goes in base64, and an 8-bit leaf, which goes in
+ * 7 bits (quoted-printable text, base64 otherwise). Strings are latin1 so that one char =
  * one byte; only the html parts are decoded (any charset iconv-lite knows) and re-encoded as
  * UTF-8 base64.
  */
 import iconv from 'iconv-lite';
+import * as qp from 'nodemailer/lib/qp';
 import { parseHeaderFields } from './sign';
 
 type HtmlRewrite = (html: string) => string;
@@ -46,13 +48,26 @@ function untransportable(body: string): boolean {
   return false;
 }
 
-/** A leaf's head with its transfer encoding replaced by base64, and its bytes in 76-column base64. */
-function asBase64(head: string, bytes: Buffer, contentType?: string): { head: string; body: string } {
+/** Whether a body (latin1: one char per byte) holds an octet above 127. */
+const eightBit = (body: string): boolean => /[\x80-\xff]/.test(body);
+
+/** A leaf's head with its transfer encoding (and, when given, its type) replaced. */
+function withEncoding(head: string, encoding: string, contentType?: string): string {
   const fields = parseHeaderFields(head)
     .filter((f) => f.name !== 'content-transfer-encoding' && (contentType === undefined || f.name !== 'content-type'))
     .map((f) => f.text);
   const typeField = contentType === undefined ? [] : [`Content-Type: ${contentType}`];
-  return { head: [...fields, ...typeField, 'Content-Transfer-Encoding: base64'].join('\r\n'), body: bytes.toString('base64').replace(/.{76}(?=.)/g, '$&\r\n') };
+  return [...fields, ...typeField, `Content-Transfer-Encoding: ${encoding}`].join('\r\n');
+}
+
+/** A leaf's head with its transfer encoding replaced by base64, and its bytes in 76-column base64. */
+function asBase64(head: string, bytes: Buffer, contentType?: string): { head: string; body: string } {
+  return { head: withEncoding(head, 'base64', contentType), body: bytes.toString('base64').replace(/.{76}(?=.)/g, '$&\r\n') };
+}
+
+/** A text leaf in quoted-printable: its line breaks kept, so it stays readable. */
+function asQuotedPrintable(head: string, bytes: Buffer): { head: string; body: string } {
+  return { head: withEncoding(head, 'quoted-printable'), body: qp.wrap(qp.encode(bytes), 76) };
 }
 
 /**
@@ -68,7 +83,14 @@ function rewriteLeaf(head: string, body: string, rewrite: HtmlRewrite | null): {
   // A message/* part takes no transfer encoding but 7bit, 8bit or binary (RFC 2046 §5.2.1): it
   // leaves as written (the HTTP door refuses one that cannot travel).
   if (/^message\//i.test(type)) return null;
-  return untransportable(body) ? asBase64(head, decodedBody(head, body)) : null;
+  if (untransportable(body)) return asBase64(head, decodedBody(head, body));
+  // 8-bit content (an SMTP client's 8bit part) leaves in 7 bits: RFC 6376 §5.3 asks a signer to
+  // convert before signing, since a hop that downgrades it later breaks the signature, and an MX
+  // without 8BITMIME must not get 8-bit bytes (RFC 6152). Text in quoted-printable, as Postfix
+  // downgrades it; anything else in base64.
+  if (!eightBit(body)) return null;
+  const bytes = decodedBody(head, body);
+  return /^text\//i.test(type) ? asQuotedPrintable(head, bytes) : asBase64(head, bytes);
 }
 
 function trackLeaf(head: string, body: string, type: string, rewrite: HtmlRewrite): { head: string; body: string } | null {
@@ -98,7 +120,12 @@ export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite |
   // Mail clients nest a few levels; a crafted message nested thousands deep would overflow the
   // stack (the attempt failing at every retry) after quadratic work: past the bound it goes as is.
   if (!boundary || depth >= maxMultipartDepth) return { head, body };
-  return { head, body: rewriteMultipart(body, `--${boundary}`, rewrite, depth + 1) };
+  const rewritten = rewriteMultipart(body, `--${boundary}`, rewrite, depth + 1);
+  // A multipart's 8bit label declares what its parts hold (RFC 2045 §6.4): once they are all
+  // 7-bit, a label left at 8bit would still make a strict hop treat the message as 8-bit.
+  const cte = headerValue(head, 'content-transfer-encoding')?.toLowerCase();
+  const relabel = (cte === '8bit' || cte === 'binary') && !eightBit(rewritten);
+  return { head: relabel ? withEncoding(head, '7bit') : head, body: rewritten };
 }
 
 const maxMultipartDepth = 32;

@@ -22,6 +22,8 @@ export interface SinkScript {
   auth?: { user: string; pass: string };
   /** Refuse every MAIL FROM with this reply (a host that will not take our return path). */
   refuseSender?: { code: number; text: string };
+  /** Leave 8BITMIME out of the EHLO reply (an MX that takes 7-bit mail only, RFC 6152). */
+  no8BitMime?: boolean;
 }
 
 export interface Sink {
@@ -43,6 +45,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, script
     authOptional: !script.auth,
     allowInsecureAuth: true,
     authMethods: ['PLAIN', 'LOGIN'],
+    hide8BITMIME: script.no8BitMime === true,
     onConnect(_session, cb) {
       stats.connections++;
       cb();

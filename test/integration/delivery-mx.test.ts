@@ -57,22 +57,43 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
   await waitFor(() => !spoolHolds(w.ts.dataDir, spoolFile), { what: 'spool released once every recipient is final' });
 });
 
-t.test('a message with 8-bit bytes is relayed with BODY=8BITMIME; a 7-bit one without it', async (t) => {
-  const w = await startWorld(t);
+t.test('an 8-bit part leaves in 7 bits (quoted-printable text, base64 otherwise), so a 7-bit MX takes it and the signature holds; raw UTF-8 headers still announce BODY=8BITMIME', async (t) => {
+  const w = await startWorld(t, { script: { no8BitMime: true } });
   const key = (await w.ts.cli('apikey', 'create', w.slug, '--json')).json.api_key as string;
   const c = await smtpConnect(t, w.ts.svc.ports.smtp as number);
   t.equal(await c.login(w.slug, key), null);
   const eight = Buffer.from('From: news@brand.test\r\nTo: ana@example.test\r\nSubject: =?utf-8?Q?ol=C3=A1?=\r\nMIME-Version: 1.0\r\n'
-    + 'Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nñandú\r\n', 'utf8');
+    + 'Content-Type: multipart/mixed; boundary=zz\r\nContent-Transfer-Encoding: 8bit\r\n\r\n'
+    + '--zz\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nñandú \r\nsegunda línea\r\n'
+    + '--zz\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=b.bin\r\nContent-Transfer-Encoding: 8bit\r\n\r\n\u00ff\u00fe data\r\n'
+    + '--zz--\r\n', 'utf8');
   const seven = 'Return-Path: <attacker@evil.test>\r\nDKIM-Signature: v=1; a=rsa-sha256; d=evil.test; s=x; h=from; bh=AA==; b=AA==\r\nContent-Length: 5\r\n'
     + 'From: news@brand.test\r\nSender: ceo@bank.test\r\nX-Mailer: Outlook\r\nTo: bo@example.test\r\nSubject: plain\r\n\r\nascii only\r\n';
   t.equal((await c.send('news@brand.test', ['ana@example.test'], eight)).err, null);
   t.equal((await c.send('news@brand.test', ['bo@example.test'], seven)).err, null);
   const got = await waitFor(() => (w.sink.received.length >= 2 ? w.sink.received : undefined), { what: 'both at the MX' });
   const of = (rcpt: string) => got?.find((m) => m.to.includes(rcpt));
-  t.equal(of('ana@example.test')?.mailArgs.BODY, '8BITMIME', 'RFC 6152: 8-bit data announced');
-  t.ok(of('ana@example.test')?.raw.includes(Buffer.from('ñandú')), 'the 8-bit body itself');
+  const ana = of('ana@example.test');
+  if (!ana) throw new Error('missing');
+  t.ok(ana.raw.every((b) => b < 0x80), 'RFC 6152: no 8-bit byte reaches an MX without 8BITMIME');
+  t.equal(ana.mailArgs.BODY, undefined, 'nothing to announce');
+  const text = ana.raw.toString('latin1');
+  t.match(text, /Content-Type: multipart\/mixed; boundary=zz\r\nContent-Transfer-Encoding: 7bit\r\n/, 'the multipart relabelled 7bit once its parts are');
+  t.match(text, /charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n=C3=B1and=C3=BA=20\r\nsegunda l=C3=ADnea\r\n/, 'text in quoted-printable, lines kept');
+  const parsed = await simpleParser(ana.raw);
+  t.equal(parsed.text, 'ñandú \nsegunda línea', 'the same text once decoded');
+  t.same(parsed.attachments[0]?.content, Buffer.from('\u00ff\u00fe data', 'utf8'), 'the attachment\'s bytes unchanged (base64)');
+  t.equal((await dkimVerify(ana.raw, { resolver: w.txtResolver })).results[0]?.status.result, 'pass', 'signed after the conversion (RFC 6376 §5.3)');
   t.equal(of('bo@example.test')?.mailArgs.BODY, undefined, '7-bit: no parameter');
+  // An SMTPUTF8 client's raw UTF-8 header cannot be converted: it goes 8-bit, announced where offered.
+  const w8 = await startWorld(t);
+  const key8 = (await w8.ts.cli('apikey', 'create', w8.slug, '--json')).json.api_key as string;
+  const c8 = await smtpConnect(t, w8.ts.svc.ports.smtp as number);
+  t.equal(await c8.login(w8.slug, key8), null);
+  t.equal((await c8.send('news@brand.test', ['ana@example.test'], Buffer.from('From: news@brand.test\r\nTo: ana@example.test\r\nSubject: olá\r\n\r\nhi\r\n', 'utf8'))).err, null);
+  const utf8 = await waitFor(() => w8.sink.received[0], { what: 'at the MX' });
+  t.equal(utf8.mailArgs.BODY, '8BITMIME', 'RFC 6152: 8-bit data announced');
+  t.ok(utf8.raw.includes(Buffer.from('Subject: olá')), 'the UTF-8 header itself');
   const head = of('bo@example.test')?.raw.toString('latin1').split('\r\n\r\n')[0] ?? '';
   t.same([...head.matchAll(/^(Sender|X-Mailer): (.*)$/gim)].map((x) => `${x[1]}: ${x[2]}`), ['Sender: news@brand.test', 'X-Mailer: Estafeta'],
     'a client\'s Sender and X-Mailer are replaced by the platform\'s, not delivered beside them');
