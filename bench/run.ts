@@ -2,9 +2,10 @@
  * `npm run bench`: throughput of the accept path with durability on, beside this machine's own
  * fsync rate measured in the same run (group commit must beat one fsync per message).
  *  - HTTP: autocannon, 32 connections, POST /v1/mails/send, one recipient, ~2 KB of HTML.
- *  - SMTP: parallel sessions of nodemailer, one recipient, same body, composed once (MailComposer)
- *    and sent as is, the way Postfix's smtp-source drives a server: the client shares the two
- *    cores, and recomposing the MIME for every message took it ~0.4 ms, as much as the service.
+ *  - SMTP: 16 parallel sessions of bench/smtp-source (pipelined MAIL/RCPT/DATA, as Postfix's
+ *    smtp-source drives a server), one recipient, the same body composed once (MailComposer): the
+ *    client shares the two cores, and nodemailer's transport took ~0.4 ms a message, as much as
+ *    the service.
  * The service runs as its own process (node dist/src/main.js) so its peak RSS is its own.
  * Then the same clients drive bench/bare-door.js (the libraries alone, no service work) for the
  * ceiling of each door on this machine (BENCH_NO_BARE=1 skips it).
@@ -16,8 +17,8 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
-import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import { smtpSource } from './smtp-source';
 
 // The service and CLI compiled beside this file (dist/ for `npm run bench`, or any --outDir).
 const outDir = path.join(__dirname, '..');
@@ -100,20 +101,9 @@ const html = `<html><body>${'<p>Estafeta benchmark paragraph with some text to m
 
 async function benchSmtp(host: string, port: number, slug: string, key: string) {
   const sessions = 16;
-  const raw = await new MailComposer({ from: sender, to: rcpt, subject: 'bench', html }).compile().build();
-  const envelope = { from: sender, to: [rcpt] };
-  const latencies: number[] = [];
-  const end = Date.now() + seconds * 1000;
+  const message = await new MailComposer({ from: sender, to: rcpt, subject: 'bench', html }).compile().build();
   const start = Date.now();
-  await Promise.all(Array.from({ length: sessions }, async () => {
-    const transport = nodemailer.createTransport({ host, port, secure: false, requireTLS: false, ignoreTLS: true, pool: true, maxConnections: 1, maxMessages: Infinity, auth: { user: slug, pass: key } });
-    while (Date.now() < end) {
-      const t0 = process.hrtime.bigint();
-      await transport.sendMail({ envelope, raw });
-      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-    transport.close();
-  }));
+  const latencies = await smtpSource({ host, port, user: slug, pass: key, from: sender, to: rcpt, message, sessions, until: start + seconds * 1000 });
   const elapsed = (Date.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   return { rate: latencies.length / elapsed, p50: latencies[Math.floor(latencies.length * 0.5)], p99: latencies[Math.floor(latencies.length * 0.99)], total: latencies.length };
@@ -198,7 +188,7 @@ async function main(): Promise<void> {
     row('service CPU per message', `HTTP ${perMessage(cpu1 - cpu0, http['2xx'])}  SMTP ${perMessage(cpu2 - cpu1, smtp.total)} (the bench's sandbox mail is captured in the accept transaction)`);
     const perMessageKb = (bytes: number, n: number): string => (n > 0 ? `${(bytes / 1024 / n).toFixed(1)} KB` : 'n/a');
     // The clients share the two cores with the service: what they take is CPU the service lacks.
-    row('client CPU per message', `HTTP ${perMessage((client1.user + client1.system) / 1e6, http['2xx'])} (autocannon)  SMTP ${perMessage((client2.user + client2.system) / 1e6, smtp.total)} (nodemailer), in this process`);
+    row('client CPU per message', `HTTP ${perMessage((client1.user + client1.system) / 1e6, http['2xx'])} (autocannon)  SMTP ${perMessage((client2.user + client2.system) / 1e6, smtp.total)} (bench/smtp-source), in this process`);
     row('service bytes written per message', `HTTP ${perMessageKb(written1 - written0, http['2xx'])}  SMTP ${perMessageKb(written2 - written1, smtp.total)} (spool, WAL, sockets)`);
     row('bare libraries, same clients', `HTTP ${bareHttp.toFixed(0)}/s (Koa + @koa/router + koa-body)  SMTP ${bareSmtp.toFixed(0)}/s (smtp-server, AUTH, DATA dropped)`);
     row('service peak RSS', `${rss.toFixed(0)} MB`);
