@@ -140,7 +140,10 @@ export function mailFilter(q: MailsQuery, instance: InstanceRow, at: number = no
   const prefix = q.recipient !== undefined && q.recipient_operator === 'starts_with';
   // Recipients are stored in canonical form (lowercase domain, IDN in ASCII): an exact search
   // with the address as it was sent finds them. A prefix is matched by LIKE, which ignores case.
-  const recipient = q.recipient === undefined || prefix ? q.recipient : normalizeEmail(q.recipient) ?? q.recipient;
+  // The value is the complete address: not trimmed, so a raw '+' at either end (decoded as a
+  // space) matches nothing, as the spec's Text filters rule 2 says, instead of another mailbox.
+  const exact = q.recipient === undefined || prefix || q.recipient.trim() !== q.recipient ? q.recipient : normalizeEmail(q.recipient);
+  const recipient = exact ?? q.recipient;
   return {
     from, to, msgId: q.msg_id, mailId: q.mail_id, senderId: q.sender_id, recipient,
     recipientPrefix: prefix,

@@ -24,6 +24,10 @@ t.test('GET /v1/mails filters, /v1/activities/sent and the by-id lookups', async
   t.same(await tos(`recipient=${encodeURIComponent(f.rcpt('bob'))}`), [f.rcpt('bob'), f.rcpt('bob')], 'exact recipient');
   t.same(await tos(`recipient=${encodeURIComponent(f.rcpt('ana+tag'))}`), [f.rcpt('ana+tag')], 'a %2B plus matches');
   t.same(await tos(`recipient=${f.rcpt('ana+tag')}`), [], 'a raw + decodes as a space and matches nothing');
+  for (const raw of [`+${f.rcpt('bob')}`, `${f.rcpt('bob')}+`]) {
+    t.same(await tos(`recipient=${raw}`), [], `a raw + at an end (${raw}) is a space: no other mailbox matches`);
+    t.same(await tos(`recipient=${raw}`, '/v1/activities/sent'), [], 'nor on the activity list');
+  }
   t.same(await tos('recipient=bob'), [], 'recipient is exact on /v1/mails');
   t.same(await tos('recipient=bob&recipient_operator=starts_with', '/v1/activities/sent'), [f.rcpt('bob'), f.rcpt('bob')], 'starts_with on activities');
   t.same(await tos('recipient_operator=starts_with', '/v1/activities/sent'), (await tos('')), 'the operator is ignored without recipient');
