@@ -175,6 +175,10 @@ function wellTyped(body: Record<string, unknown>, errors: FieldError[]): Record<
       out[key] = 'stand-in@example.invalid';
     }
   }
+  // A required field left out stands in too, or the rules would never run on such a body and
+  // its other failing fields (subject, html) would go unreported.
+  if (!Object.hasOwn(out, 'sender_email')) out.sender_email = 'stand-in@example.invalid';
+  if (!Object.hasOwn(out, 'to')) out.to = [];
   return out;
 }
 
@@ -218,6 +222,9 @@ export function parseSendForm(fields: Record<string, string>, files: FormFile[])
       errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_too_long', message: 'A filename is at most 255 characters', params: { max_length: 255 } });
     } else if (!fileName.test(f.filename)) {
       errors.push({ pointer: `/attachments/${i}/filename`, code: 'string_pattern_mismatch', message: 'A filename is a file name: not blank, no path, no control characters', params: { pattern: fileName.source } });
+    } else if (f.content.length === 0) {
+      // As in JSON, where an empty content is string_too_short: a file of no bytes is no attachment.
+      errors.push({ pointer: `/attachments/${i}/content`, code: 'string_too_short', message: 'A file part needs content', params: { min_length: 1 } });
     } else if (!mimeType.test(type)) {
       errors.push({ pointer: `/attachments/${i}/type`, code: 'string_pattern_mismatch', message: 'The part Content-Type must be type/subtype' });
     } else {

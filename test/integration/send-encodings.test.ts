@@ -85,6 +85,10 @@ t.test('multipart/form-data: JSON fields as strings, attachments as binary file 
     t.same([json.status, json.body.errors?.[0]?.code], [422, code], 'the same in JSON');
   }
 
+  const empty = multipart([...fields, { name: 'attachments', filename: 'empty.txt', type: 'text/plain', content: Buffer.alloc(0) }]);
+  const e = await f.s.api('POST', '/v1/mails/send', { raw: empty.body, headers: { 'Content-Type': empty.type } });
+  t.same([e.status, e.body.errors?.[0]?.pointer, e.body.errors?.[0]?.code], [422, '/attachments/0/content', 'string_too_short'], 'a file part of no bytes, as an empty content in JSON');
+
   const huge = multipart([...fields, { name: 'attachments', filename: 'big.bin', type: 'application/octet-stream', content: Buffer.alloc(10 * MB + 1, 7) }]);
   const tooBig = await f.s.api('POST', '/v1/mails/send', { raw: huge.body, headers: { 'Content-Type': huge.type } });
   t.equal(tooBig.status, 413, 'a file part over 10 MB');

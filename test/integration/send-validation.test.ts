@@ -126,6 +126,9 @@ t.test('one 422 lists every failing field, whether the schema or a rule of the s
   t.same(await pointers({ cc: [{ email: 'bad', x: 1 }] }), ['/cc/0/email', '/cc/0/x']);
   t.same(await pointers({ reply_to: { email: 'nope', name: [] } }), ['/reply_to/email', '/reply_to/name']);
   t.same(await pointers({ attachments: [{ type: 'x', content: '@@', filename: 'f' }] }), ['/attachments/0/content', '/attachments/0/type']);
+  // A required field left out does not hide the others.
+  t.same(await pointers({ sender_email: undefined, subject: undefined, html: undefined }), ['/html', '/sender_email', '/subject']);
+  t.same(await pointers({ sender_email: undefined, to: undefined, html: undefined }), ['/html', '/sender_email', '/to']);
   const once = await f.send({ subject: 'a'.repeat(255) });
   t.equal(once.body.errors.filter((e: { pointer: string }) => e.pointer === '/subject').length, 1, 'a field is reported once');
 });
