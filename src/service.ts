@@ -9,7 +9,7 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { lockDataDir, openDb, type Db } from './store/db';
 import { recordServerSettings } from './store/settings';
-import type { Config } from './config/load';
+import { defaultPublicUrl, type Config } from './config/load';
 import { createLogger, logReady, type Logger } from './lib/log';
 import { createMetrics } from './lib/metrics';
 import { createWorkerPool } from './lib/worker-pool';
@@ -60,20 +60,27 @@ async function startLocked(config: Readonly<Config>, log: Logger, lock: { releas
   // One worker thread per spare core (at most 4) for the pure CPU work of accept and delivery;
   // the event loop keeps a core for the doors and the store.
   const workers = createWorkerPool(Math.min(4, Math.max(1, os.availableParallelism() - 1)));
+
+  // The HTTP port is bound first: with port 0, the default public URL (every mail's tracking and
+  // unsubscribe links) names the port actually bound, not port 0. The app handles requests from
+  // the turn the listen resolves in, before any connection is read.
+  // Host is checked by the app (a 400 problem like the others) rather than Node's bare 400.
+  const httpServer = http.createServer({ requireHostHeader: false });
+  httpServer.on('clientError', answerClientError);
+  httpServer.on('connect', answerConnect);
+  httpServer.on('checkExpectation', answerExpectation);
+  httpServer.keepAliveTimeout = 5000;
+  const httpAddr = await listen(httpServer, config.httpPort, config.host);
+  config = config.httpPort === 0 && config.publicUrl === defaultPublicUrl(config.host, 0)
+    ? { ...config, publicUrl: defaultPublicUrl(config.host, httpAddr.port) } : config;
+
   const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool, workers, metrics });
   const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, workers, metrics, onQueued: () => delivery.wake() });
   metrics.watchQueue(() => (db.open ? queuedMessageCount(db) : 0));
   let ready = false;
   let stopping: Promise<void> | undefined;
   const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, isStopping: () => stopping !== undefined, metrics, accept, spool, delivery });
-
-  // Host is checked by the app (a 400 problem like the others) rather than Node's bare 400.
-  const httpServer = http.createServer({ requireHostHeader: false }, app.callback());
-  httpServer.on('clientError', answerClientError);
-  httpServer.on('connect', answerConnect);
-  httpServer.on('checkExpectation', answerExpectation);
-  httpServer.keepAliveTimeout = 5000;
-  const httpAddr = await listen(httpServer, config.httpPort, config.host);
+  httpServer.on('request', app.callback());
   logReady(log, { listener: 'http', address: formatAddress(httpAddr) }, `http listening on ${formatAddress(httpAddr)}`);
 
   const listeners: Listener[] = [

@@ -146,10 +146,7 @@ export function loadConfigSources(env: NodeJS.ProcessEnv = process.env, cwd = pr
   if (c.hostname === null) c.hostname = os.hostname();
   c.hostname = c.hostname.toLowerCase();
   c.dataDir = path.resolve(cwd, c.dataDir);
-  if (c.publicUrl === null) {
-    const host = c.host.includes(':') ? `[${c.host}]` : c.host;
-    c.publicUrl = `http://${host}:${c.httpPort}`;
-  }
+  if (c.publicUrl === null) c.publicUrl = defaultPublicUrl(c.host, c.httpPort);
   c.publicUrl = c.publicUrl.replace(/\/+$/, '');
   // Both become URLs the service builds on (links in every mail, the smarthost it dials): a
   // value that is not one stops the start here, naming the key, not at the first mail.
@@ -202,4 +199,9 @@ function isDnsServer(s: string): boolean {
   const v4 = /^([^:]+):(\d{1,5})$/.exec(s);
   const [, ip, port] = v6 ?? v4 ?? [];
   return ip !== undefined && isIP(ip) === (v6 ? 6 : 4) && Number(port) >= 1 && Number(port) <= 65535;
+}
+
+/** CONTRACT §2's default public URL: `http://<host>:<http port>`. */
+export function defaultPublicUrl(host: string, httpPort: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${httpPort}`;
 }
