@@ -140,6 +140,11 @@ async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submissi
     throw validationError([{ pointer: '/sender_email', code: 'value_error.from', message: 'the From header must be one field naming one mailbox, a registered sender' }], 'The message must have one From header naming one mailbox.');
   }
   // Lengths of the subject and of the X-Svc-* values are rules of the accept path (both doors).
+  // RFC 5322 §3.6 allows one Subject field: with two, the rule would measure one (mailparser
+  // keeps the last) while the recipient reads both, so a long one would pass unmeasured.
+  if (fieldValues(headerSection(raw), 'subject').length > 1) {
+    throw validationError([{ pointer: '/subject', code: 'value_error.subject', message: 'the message must have at most one Subject field' }], 'The message must have at most one Subject header.');
+  }
   const subject = parsed.subject ?? null;
   return {
     door: 'smtp',

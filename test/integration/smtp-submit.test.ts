@@ -128,6 +128,16 @@ t.test('the From header is one field naming one mailbox: a second author is 554 
   t.match((await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'One author'))).info?.response, queued);
 });
 
+t.test('one Subject field: a second one would carry a subject over 254 characters past the measure', async (t) => {
+  const s = await startTestService(t);
+  const { from, rcpt, c } = await session(t, s);
+  for (const order of [['L'.repeat(300), 'short'], ['short', 'L'.repeat(300)]]) {
+    const r = await c.send(from, [rcpt('x')], `From: ${from}\r\nTo: ${rcpt('x')}\r\nSubject: ${order[0]}\r\nSubject: ${order[1]}\r\n\r\nhi\r\n`);
+    t.match(r.err?.response, /^554 5\.6\.0 validation_error /, `the long one ${order[0].length > 5 ? 'first' : 'last'}`);
+  }
+  t.equal((await s.api('GET', '/v1/mails')).body.data.length, 0, 'nothing stored');
+});
+
 t.test('the checks read the lines the recipient gets: a lone CR is a line break, a group in From is refused', async (t) => {
   const s = await startTestService(t);
   const { slug, key } = await s.tenant();
