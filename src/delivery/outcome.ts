@@ -45,12 +45,12 @@ export function classifyError(err: unknown): Outcome {
   // skipped for the next MX, as Postfix's smtp_skip_5xx_greeting does: it said nothing of the
   // recipient, so it neither bounces the mail nor restricts the address.
   if (err.command !== undefined && sessionCommands.has(err.command.toUpperCase())) return { kind: 'deferred', scope: 'site', response };
-  // MAIL FROM is refused before any recipient is named: it says nothing about the address, so
-  // it never restricts it. "Authentication required" there is a relay we were not configured
-  // to log in to: our configuration again, retried like EAUTH.
+  // "Authentication required" to MAIL FROM is a relay we were not configured to log in to: our
+  // configuration again, retried like EAUTH. Any other 5xx there is a permanent failure like one
+  // to RCPT or DATA: CONTRACT §5 bounces the mail and restricts the address for every one.
   if (err.command !== undefined && /^MAIL\b/i.test(err.command)) {
     if (code === 530 || /^5\d\d[ -]5\.7\.0\b/.test(response) || /authentication required/i.test(response)) return { kind: 'deferred', scope: 'site', response };
-    if (code >= 500 && code < 600) return { kind: 'bounced', scope: 'message', response, restrict: false };
+    if (code >= 500 && code < 600) return { kind: 'bounced', scope: 'message', response, restrict: true };
   }
   const scope: Scope = err.code === 'EENVELOPE' ? 'recipient' : err.code === 'EPROTOCOL' ? 'site' : 'message';
   return classifyReply(code, response, scope);

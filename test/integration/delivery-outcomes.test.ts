@@ -130,7 +130,7 @@ t.test('with a relay every mail goes through it, authenticated, its name looked 
   t.equal(w.sink.received.length, 0, 'the MX was not used');
 });
 
-t.test('a refused MAIL FROM says nothing of the recipient: a relay wanting AUTH defers, a 5xx bounces without restricting', async (t) => {
+t.test('a refused MAIL FROM: a relay wanting AUTH defers without restricting, any other 5xx bounces and restricts (CONTRACT §5)', async (t) => {
   const relay = await startSink(t, { auth: { user: 'relayuser', pass: 's3cret' } });
   const w = await startWorld(t, { env: { ESTAFETA_RELAY: `smtp://localhost:${relay.port}` } }); // no credentials configured
   const q = await w.send(['ana@example.test']);
@@ -142,7 +142,7 @@ t.test('a refused MAIL FROM says nothing of the recipient: a relay wanting AUTH 
   const p = await picky.send(['bo@example.test']);
   await waitFor(() => mailState(picky.ts.svc, p.mailIds[0]).status === 6, { what: 'bounced' });
   t.match(mailLogs(picky.ts.svc, p.mailIds[0]).at(-1)?.response, /^550 5\.7\.1 sender domain not accepted/);
-  t.notOk(restricted(picky, 'bo@example.test'), 'no restriction: the address was never named');
+  t.ok(restricted(picky, 'bo@example.test'), 'permanent failures add the address to restrictions');
 });
 
 t.test('MX hosts are tried in preference order: an unreachable first host falls through to the next', async (t) => {

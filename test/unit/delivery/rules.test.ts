@@ -26,7 +26,7 @@ t.test('replies classify as sent, deferred or bounced; connection errors defer t
   t.match(classifyError(Object.assign(new Error('x'), { code: 'EAUTH', responseCode: 535, response: '535 bad' })), { kind: 'deferred' }, 'a relay refusing our AUTH is never a bounce');
   const mailFrom = (responseCode: number, response: string) => classifyError(Object.assign(new Error('x'), { code: 'EENVELOPE', command: 'MAIL FROM', responseCode, response }));
   t.match(mailFrom(530, '530 Error: authentication Required'), { kind: 'deferred', scope: 'site' }, 'a relay wanting AUTH we lack: our configuration');
-  t.match(mailFrom(550, '550 5.7.1 sender refused'), { kind: 'bounced', restrict: false }, 'a refused sender never restricts the recipient');
+  t.match(mailFrom(550, '550 5.7.1 sender refused'), { kind: 'bounced', restrict: true }, 'a permanent refusal of the sender is a permanent failure (CONTRACT §5)');
   t.match(mailFrom(451, '451 4.3.0 later'), { kind: 'deferred' });
 });
 
