@@ -88,7 +88,7 @@ function operation(ep: Endpoint): Json {
   const codes = new Set<keyof typeof catalog>(['unauthorized', 'forbidden', 'ip_not_allowed', ...(ep.errors ?? [])]);
   if (ep.query) codes.add('malformed_request');
   if (ep.body) { codes.add('validation_error'); codes.add('unsupported_media_type'); codes.add('malformed_request'); codes.add('request_too_large'); }
-  else if (ep.method !== 'get') { codes.add('unsupported_media_type'); codes.add('malformed_request'); codes.add('request_too_large'); } // a body sent anyway is read (noBody)
+  else if (ep.method !== 'get') codes.add('request_too_large'); // a body sent anyway is dropped unread, its size bounded (noBody)
   const byStatus = new Map<number, string[]>();
   for (const code of codes) byStatus.set(catalog[code].status, [...(byStatus.get(catalog[code].status) ?? []), code]);
   for (const [status, list] of byStatus) {

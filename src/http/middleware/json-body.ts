@@ -96,20 +96,19 @@ export type ParsedBody =
  * A JSON body as co-body read it (UTF-8, a leading BOM dropped, any JSON value, parsed by
  * @hapi/bourne with its guard against a "__proto__" key), but judged before parsing when it
  * nests deeper than any request of the API: 422, well-formed JSON that no schema allows (400 when
- * its brackets do not even close). A body a route ignores (`ignored`) need only be JSON.
+ * its brackets do not even close).
  */
-function parseJsonBody(bytes: Buffer, ignored = false): unknown {
+function parseJsonBody(bytes: Buffer): unknown {
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
   if (/^[ \t\r\n]*$/.test(text)) return undefined; // JSON's own whitespace only: no body
   const malformed = (): ServiceError => new ServiceError('malformed_request', 'The request body is not valid JSON.');
   const nesting = jsonNesting(text);
   if (nesting === 'broken') throw malformed();
   if (nesting === 'deep') {
-    if (ignored) return null;
     throw validationError([{ pointer: '', code: 'value_error.depth', message: `The body nests arrays and objects deeper than ${maxJsonDepth} levels` }]);
   }
   try {
-    return bourne.parse(text, { protoAction: ignored ? 'ignore' : 'error' });
+    return bourne.parse(text, { protoAction: 'error' });
   } catch (err) {
     // bourne's guard refuses a "__proto__" key: the JSON itself is valid, so it is a field the
     // schema does not allow (CONTRACT §6: 422), named by its pointer.
@@ -122,20 +121,24 @@ function parseJsonBody(bytes: Buffer, ignored = false): unknown {
 }
 
 /** JSON, or multipart/form-data when `multipart` is set (a route that takes file parts). */
-export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: boolean; limit?: number; optional?: boolean } = {}): Promise<ParsedBody> {
+export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: boolean; limit?: number } = {}): Promise<ParsedBody> {
   const limit = opts.limit ?? maxBodyBytes;
-  // An empty body is not valid JSON (CONTRACT §6: 400), whatever its Content-Type says.
+  // The type is judged first (spec, Errors: 415 "Content-Type not JSON"), with or without bytes
+  // (ctx.is answers null for a body of none, so the type is read from the header itself).
+  const type = ctx.request.type.trim().toLowerCase();
+  const multipart = opts.multipart === true && type === 'multipart/form-data';
+  if (!multipart && type !== 'application/json' && !type.endsWith('+json') && (type !== '' || hasBody(ctx))) {
+    throw new ServiceError('unsupported_media_type', opts.multipart ? 'Content-Type must be application/json or multipart/form-data.' : 'Content-Type must be application/json.');
+  }
+  // An empty body is not valid JSON (CONTRACT §6: 400).
   const empty = (): ServiceError => new ServiceError('malformed_request', 'The request body is empty; send a JSON object.');
   if (!hasBody(ctx)) throw empty();
-  if (opts.multipart && ctx.is('multipart/form-data')) {
+  if (multipart) {
     const form = await parseMultipart(await readBody(ctx, limit), ctx.get('content-type'));
     return { multipart: true, fields: form.fields, files: form.files };
   }
-  if (!ctx.is('application/json', '+json')) {
-    throw new ServiceError('unsupported_media_type', opts.multipart ? 'Content-Type must be application/json or multipart/form-data.' : 'Content-Type must be application/json.');
-  }
-  const body = parseJsonBody(await readBody(ctx, limit, 'JSON'), opts.optional);
-  if (body === undefined && !opts.optional) throw empty(); // chunked, zero bytes
+  const body = parseJsonBody(await readBody(ctx, limit, 'JSON'));
+  if (body === undefined) throw empty(); // chunked, zero bytes
   return { multipart: false, body };
 }
 
@@ -149,13 +152,20 @@ export function jsonBody(): Koa.Middleware<AppState> {
 }
 
 /**
- * Routes that take no body ignore one, but only a well-formed one: it is read like any JSON body
- * (415 for another type, 400 for broken JSON, 413 past the limit, CONTRACT §6 and spec, Limits),
- * so a client's mistake is told, never silently passed over.
+ * A route that takes no body (POST /v1/domains/{id}/validate: "takes no body", "neither emits
+ * 400") reads one sent anyway and drops it, whatever its type, encoding or content: only its
+ * size is bounded (413 past 20 MB transferred, spec, Limits), so it is never held in memory.
  */
 export function noBody(): Koa.Middleware<AppState> {
   return async (ctx, next) => {
-    if (hasBody(ctx)) await readRequestBody(ctx as unknown as Koa.Context, { optional: true });
+    if (hasBody(ctx)) {
+      const length = ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined;
+      try {
+        await getRawBody(ctx.req, { limit: maxBodyBytes, length });
+      } catch (err) {
+        throw bodyError(ctx as unknown as Koa.Context, err, maxBodyBytes, 'body');
+      }
+    }
     return next();
   };
 }
