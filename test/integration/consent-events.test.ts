@@ -74,6 +74,8 @@ t.test('every error of the event table, with nothing stored by a refused request
   };
 
   await expect({ term_id: 424242, method: 'single_opt_in', rules: [rule] }, 404, 'consent_term_not_found', 'unknown term');
+  const lone = await expect({ term_id: term.id, method: 'single_opt_in', rules: [{ ...rule, contact_type: 'uniquecode', contact: '\ud800x' }] }, 422, 'validation_error', 'a lone surrogate cannot be stored as sent');
+  t.same(lone.body.errors.map((e: { pointer: string }) => e.pointer), ['/rules/0/contact']);
   // The route shares the 20 MB body limit of the spec's Limits table: a 1.5 MB body is read and
   // judged by its schema (it was 413 at a route limit of 1 MiB documented nowhere).
   const padded = await expect({ term_id: term.id, method: 'single_opt_in', rules: [rule], pad: 'x'.repeat(1_500_000) }, 422, 'validation_error', 'a 1.5 MB body');
