@@ -17,3 +17,21 @@ function findRoot(start: string): string {
 
 export const projectRoot = findRoot(__dirname);
 export const schemaDir = path.join(projectRoot, 'schema');
+
+/**
+ * `mkdir -p` with `mode`. Node's own recursive mkdir loops forever (a core at 100%) where mkdir
+ * answers ENOENT for a parent that exists, as a pseudo filesystem does (ESTAFETA_DATA_DIR=/proc/x):
+ * here each level is made once, and a level that still cannot be made throws.
+ */
+export function makeDir(dir: string, mode: number): void {
+  try {
+    fs.mkdirSync(dir, { mode });
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' && fs.statSync(dir).isDirectory()) return;
+    if (code !== 'ENOENT' || path.dirname(dir) === dir) throw err;
+  }
+  makeDir(path.dirname(dir), mode);
+  fs.mkdirSync(dir, { mode });
+}

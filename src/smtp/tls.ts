@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import selfsigned from 'selfsigned';
 import type { Config } from '../config/load';
+import { makeDir } from '../lib/paths';
 
 export interface TlsCredentials { key: Buffer; cert: Buffer; source: 'configured' | 'generated' | 'reused' }
 
@@ -45,7 +46,7 @@ export async function loadTlsCredentials(config: Readonly<Pick<Config, 'dataDir'
   if (fs.existsSync(certFile) && fs.existsSync(keyFile)) {
     return { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile), source: 'reused' };
   }
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDir(dir, 0o700);
   const now = new Date();
   const pems = await selfsigned.generate([{ name: 'commonName', value: config.hostname }], {
     keyType: 'rsa',

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import client from 'prom-client';
 import { createSegments, isSegment, type SegmentOptions } from './segments';
+import { makeDir } from '../lib/paths';
 
 export interface Spool {
   dir: string;
@@ -124,7 +125,7 @@ export function openSpool(dataDir: string, options: SpoolOptions = {}): Spool {
   const existing = open.get(dir);
   // A new writer (a service started again in the same process) replaces the old one.
   if (existing && !options.live) return existing;
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 }); // messages are the owner's alone, like the store
+  makeDir(dir, 0o700); // messages are the owner's alone, like the store
   // Segments are created at the first send: a directory the service cannot write in must stop the
   // start (naming the data dir), not pass /healthz and then refuse every send with a 503.
   fs.accessSync(dir, fs.constants.W_OK);

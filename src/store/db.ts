@@ -7,11 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { migrations } from './migrations';
+import { makeDir } from '../lib/paths';
 
 export type Db = Database.Database;
 
 export function openDb(dataDir: string): Db {
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDir(dataDir, 0o700);
   const file = path.join(dataDir, 'estafeta.db');
   ownerOnly(file);
   const db = new Database(file);
@@ -49,7 +50,7 @@ export class DataDirLocked extends Error {
  * lock: it is meant to run beside the server.
  */
 export function lockDataDir(dataDir: string, waitMs = 5000): { release(): void } {
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDir(dataDir, 0o700);
   const file = path.join(dataDir, 'server.lock');
   if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, 'a', 0o600));
   const lock = new Database(file, { timeout: waitMs });

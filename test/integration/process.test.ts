@@ -140,3 +140,15 @@ t.test('a port already taken stops the start with one line naming its setting', 
   t.match(err, new RegExp(`exited with 1 before ready: estafeta: failed to start \\(ESTAFETA_HTTP_PORT\\): listen EADDRINUSE[^\\n]*:${port}\\n$`));
   t.notMatch(err, /\n\s+at /, 'no stack trace');
 });
+
+t.test('a data dir that cannot be made stops the start with one line naming ESTAFETA_DATA_DIR, at once', async (t) => {
+  // Under /proc mkdir answers ENOENT for a parent that exists: Node's recursive mkdir spun a core
+  // there forever; a path under a regular file is the portable case.
+  const file = path.join(tempDir(), 'a-file');
+  fs.writeFileSync(file, '');
+  for (const dir of ['/proc/estafeta-nope/x', path.join(file, 'data')]) {
+    const err = await spawnService(t, { ESTAFETA_DATA_DIR: dir, ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0' }).then(() => null, (e: Error) => e.message);
+    t.match(err, /exited with 1 before ready: estafeta: failed to start \(ESTAFETA_DATA_DIR\): /, dir);
+    t.notMatch(err, /\n\s+at /, 'no stack trace');
+  }
+});
