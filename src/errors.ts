@@ -44,6 +44,7 @@ export const catalog = {
   domain_not_verified: { status: 409, title: 'Domain not verified', smtp: '550 5.7.1' },
   domain_is_sandbox: { status: 409, title: 'Domain is the sandbox domain', smtp: '550 5.7.1' },
   template_content_required: { status: 409, title: 'Template content required', smtp: '550 5.7.1' },
+  consent_term_missing_channels_or_purposes: { status: 409, title: 'Term needs channels and purposes', smtp: '550 5.7.1' },
   sender_already_exists: { status: 409, title: 'Sender already exists', smtp: '550 5.7.1' },
   api_key_scope_required: { status: 409, title: 'API key scope required', smtp: '550 5.7.1' },
   instance_already_exists: { status: 409, title: 'Instance already exists', smtp: '550 5.7.1' },

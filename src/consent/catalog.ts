@@ -97,8 +97,10 @@ export interface NewTerm { name: string; type: string; purposeCodes: string[]; c
 export function addTerm(db: Db, instanceId: number, v: NewTerm, at: number): TermObject {
   if (!v.name.trim()) throw invalid('/name', 'The name must not be empty.', 'string_too_short');
   if (!termTypes.some((k) => k === v.type)) throw invalid('/type', `The type is one of ${termTypes.join(', ')}.`, 'enum');
-  if (v.purposeCodes.length === 0) throw invalid('/purposes', 'A term covers at least one purpose.', 'too_short');
-  if (v.channels.length === 0) throw invalid('/channels', 'A term covers at least one channel.', 'too_short');
+  // The spec's dashboard code for it (Errors, 409 codes), as the CLI stands for the dashboard.
+  if (v.purposeCodes.length === 0 || v.channels.length === 0) {
+    throw new ServiceError('consent_term_missing_channels_or_purposes', 'A term covers at least one purpose and one channel.');
+  }
   const chans = [...new Set(v.channels)].map((c, i) => {
     const found = channels.find((k) => k === c);
     if (!found) throw invalid(`/channels/${i}`, `The channel is one of ${channels.join(', ')}.`, 'enum');

@@ -185,7 +185,7 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
     key: tls.key,
     cert: tls.cert,
     name: config.hostname,
-    banner: 'Estafeta ESMTP submission',
+    banner: 'Estafeta submission',
     size: MAX_MESSAGE_BYTES,
     authMethods: ['PLAIN', 'LOGIN'],
     allowInsecureAuth: insecureAuth,

@@ -84,6 +84,8 @@ t.test('terms: created with purposes and channels, versions published and made c
   await fail(['term', 'add', slug, '--name', 'X', '--type', 'marketing', '--purposes', 'nope', '--channels', 'mail'], 'consent_purpose_not_found', 'unknown purpose code');
   await fail(['term', 'add', slug, '--name', 'X', '--type', 'legalese', '--purposes', 'marketing', '--channels', 'mail'], 'validation_error', 'unknown type');
   await fail(['term', 'add', slug, '--name', 'X', '--type', 'marketing', '--purposes', 'marketing', '--channels', 'fax'], 'validation_error', 'unknown channel');
+  await fail(['term', 'add', slug, '--name', 'X', '--type', 'marketing', '--purposes', '', '--channels', 'mail'], 'consent_term_missing_channels_or_purposes', 'no purpose (the spec\'s dashboard code)');
+  await fail(['term', 'add', slug, '--name', 'X', '--type', 'marketing', '--purposes', 'marketing', '--channels', ''], 'consent_term_missing_channels_or_purposes', 'no channel');
   await fail(['term', 'version', 'add', slug, '999999', '--version', '1', '--body', 'B'], 'consent_term_not_found', 'unknown term');
   await fail(['term', 'version', 'add', slug, 'abc', '--version', '1', '--body', 'B'], 'validation_error', 'term id not an integer');
   t.equal((await s.api('GET', '/v1/consent-terms')).body.pagination.total_items, 2, 'refused commands stored nothing');
