@@ -210,5 +210,15 @@ export function validateQuery<T>(id: string, query: Record<string, unknown>): T 
     const name = first ? first.pointer.slice(1) : '';
     throw new ServiceError('malformed_request', name ? `Query parameter ${name} is malformed: ${first?.message ?? 'invalid'}.` : 'A query parameter is malformed.');
   }
-  return copy as T;
+  // Unknown parameters are ignored (README), so none reaches a route unvalidated: a shared
+  // filter read `recipient` from a route that does not declare it and threw on `?recipient=a&recipient=b`.
+  const declared = declaredParams(id);
+  return Object.fromEntries(Object.entries(copy).filter(([name]) => declared.has(name))) as T;
+}
+
+const declaredByQuery = new Map<string, Set<string>>();
+function declaredParams(id: string): Set<string> {
+  let names = declaredByQuery.get(id);
+  if (!names) declaredByQuery.set(id, (names = new Set(queryParameters(id).map((p) => p.name))));
+  return names;
 }

@@ -53,6 +53,9 @@ t.test('the overview counts the window\'s mails by status, their engagement and 
     const b = await api('GET', `/v1/stats/overview?${bad}`);
     t.same([b.status, b.body.code], [400, 'malformed_request'], bad);
   }
+  // The mail lists' other parameters mean nothing here: ignored, even repeated (it was a 500).
+  const extra = await api('GET', '/v1/stats/overview?start_date=2020-01-01&end_date=2020-01-31&recipient=a&recipient=b&status=3&status=4');
+  t.same([extra.status, extra.body.total], [200, 0], 'extra list parameters are ignored');
 
   // A suppressed recipient is dropped before any attempt: the counts follow.
   const again = await w.send(['gone@example.test']);
