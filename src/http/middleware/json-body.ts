@@ -15,7 +15,7 @@ import inflate from 'inflation';
 import { pointerToken, ServiceError, validationError } from '../../errors';
 import type { AppState } from '../api';
 import { parseMultipart, type FilePart } from './multipart';
-import { jsonNesting, maxJsonDepth } from '../../lib/json';
+import { jsonNesting, maxJsonDepth, maxJsonMembers, widestMember } from '../../lib/json';
 
 export const maxBodyBytes = 20 * 1024 * 1024;
 
@@ -95,8 +95,8 @@ export type ParsedBody =
 /**
  * A JSON body as co-body read it (UTF-8, a leading BOM dropped, any JSON value, parsed by
  * @hapi/bourne with its guard against a "__proto__" key), but judged before parsing when it
- * nests deeper than any request of the API: 422, well-formed JSON that no schema allows (400 when
- * its brackets do not even close).
+ * nests deeper or holds more values than any request of the API: 422, well-formed JSON that no
+ * schema allows (400 when its brackets do not even close).
  */
 function parseJsonBody(bytes: Buffer): unknown {
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
@@ -106,6 +106,9 @@ function parseJsonBody(bytes: Buffer): unknown {
   if (nesting === 'broken') throw malformed();
   if (nesting === 'deep') {
     throw validationError([{ pointer: '', code: 'value_error.depth', message: `The body nests arrays and objects deeper than ${maxJsonDepth} levels` }]);
+  }
+  if (nesting === 'wide') {
+    throw validationError([{ pointer: widestMember(text), code: 'value_error.size', message: `The body holds more than ${maxJsonMembers} values; no request of the API has as many` }]);
   }
   try {
     return bourne.parse(text, { protoAction: 'error' });
