@@ -27,13 +27,37 @@ function trimC0(s: string): string {
 const encodeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 /**
- * The href of an <a> or <area> (the clickable elements), in the three forms HTML allows: double
- * quoted (may hold an apostrophe), single quoted (may hold a double quote) and unquoted (ends at
- * whitespace or the tag's end). Every repetition stops at a character the next part needs
- * (`<`, `>`, the quote), so the scan is linear in the html: a client's html runs through it on the
- * worker pool every door shares, and a backtracking pattern there held it for minutes.
+ * An <a> or <area> start tag (the clickable elements): its attributes up to the `>` that ends it,
+ * a quoted value holding `>` included. No part crosses a `<`, and the alternatives start with
+ * different characters, so the scan is linear in the html: a client's html runs through it on
+ * the worker pool every door shares, and a backtracking pattern there held it for minutes.
  */
-const linkAttr = /(<(?:a|area)\b[^<>]*?\bhref\s*=\s*)(?:"\s*(https?:\/\/[^"]*)"|'\s*(https?:\/\/[^']*)'|(https?:\/\/[^\s"'<>`]+))/gi;
+const anchorTag = /<(?:a|area)\b(?:[^<>"']|"[^"<]*"|'[^'<]*')*>/gi;
+
+/**
+ * One attribute of a start tag, as HTML's tokenizer reads it (WHATWG 13.2.5.32-38): a name, then
+ * an optional value, double quoted, single quoted or unquoted. Anchored at `lastIndex` (sticky).
+ */
+const attribute = /[\s/]*([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?/y;
+
+/**
+ * The tag with its href (the first one, as HTML keeps the first of duplicates) rewritten by
+ * `rewrite` when it is an http(s) URL; null when there is nothing to rewrite. Only the attribute
+ * named href counts: data-href, or "href=" inside another attribute's value, is not a link.
+ */
+function rewriteHref(tag: string, rewrite: (target: string) => string | null): string | null {
+  attribute.lastIndex = /^<\w+/.exec(tag)?.[0].length ?? tag.length; // past the element's name
+  for (let m = attribute.exec(tag); m && m[0] !== ''; m = attribute.exec(tag)) {
+    if (m[1].toLowerCase() !== 'href') continue;
+    const value = m[2] ?? m[3] ?? m[4];
+    if (value === undefined || !/^\s*https?:\/\//i.test(value)) return null;
+    const replaced = rewrite(hrefTarget(value));
+    if (replaced === null) return null;
+    const start = m.index + m[0].length - (m[4] !== undefined ? value.length : value.length + 2);
+    return `${tag.slice(0, start)}"${encodeAttr(replaced)}"${tag.slice(m.index + m[0].length)}`;
+  }
+  return null;
+}
 
 /**
  * The longest click link written: the HTTP door reads a request line and headers of up to 16 KB
@@ -44,10 +68,10 @@ const maxClickUrl = 8000;
 
 /** Rewrites the links of one html document and adds the pixel before </body> (or at the end). */
 export function trackHtml(html: string, mailId: string, links: LinkBuilder): string {
-  const withLinks = html.replace(linkAttr, (m: string, pre: string, double?: string, single?: string, bare?: string) => {
-    const click = links.click(mailId, hrefTarget(double ?? single ?? bare ?? ''));
-    return click.length > maxClickUrl ? m : `${pre}"${encodeAttr(click)}"`;
-  });
+  const withLinks = html.replace(anchorTag, (tag: string) => rewriteHref(tag, (target) => {
+    const click = links.click(mailId, target);
+    return click.length > maxClickUrl ? null : click;
+  }) ?? tag);
   const pixel = `<img src="${encodeAttr(links.open(mailId))}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`;
   let end = -1; // the last </body>, in one pass
   for (const m of withLinks.matchAll(/<\/body\s*>/gi)) end = m.index ?? end;

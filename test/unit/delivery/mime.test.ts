@@ -90,6 +90,20 @@ t.test('a link whose tracked form would pass 8,000 characters stays as written, 
   t.ok(links.click('20261122abcdefghijklmnop', long).length > 8000, 'its tracked form would have been too long');
 });
 
+t.test('only the href attribute of <a> and <area> is a link: not data-href, nor "href=" inside another value', async (t) => {
+  const links = linkBuilder('https://t.example', Buffer.alloc(32, 1));
+  const targets = (html: string): (string | null)[] => [...trackHtml(html, '20261122abcdefghijklmnop', links).matchAll(/"(https:\/\/t\.example\/t\/c\/[^"]+)"/g)]
+    .map((m) => new URL(m[1].replace(/&amp;/g, '&')).searchParams.get('u'));
+  t.same(targets('<a title="href=https://evil.test/t" href="https://example.org/real1">x</a>'), ['https://example.org/real1']);
+  t.same(targets('<a data-href="https://evil.test/d" href="https://example.org/real2">x</a>'), ['https://example.org/real2']);
+  t.same(targets('<a title="x>" href="https://example.org/gt">x</a>'), ['https://example.org/gt'], 'a > inside a quoted value does not end the tag');
+  t.same(targets('<A\tHREF=https://example.org/bare>x</A><area shape=rect href=\'https://example.org/area\'>'), ['https://example.org/bare', 'https://example.org/area']);
+  t.same(targets('<a href="https://example.org/first" href="https://evil.test/second">x</a>'), ['https://example.org/first'], 'the first of two, as HTML keeps it');
+  t.same(targets('<a title="a" data-href="https://evil.test/d">x</a><abbr href="https://evil.test/abbr">'), [], 'no href of a link: nothing tracked');
+  const kept = trackHtml('<a title="href=https://evil.test/t" href="https://example.org/real1">x</a>', '20261122abcdefghijklmnop', links);
+  t.match(kept, /^<a title="href=https:\/\/evil\.test\/t" href="https:\/\/t\.example\//, 'the other attributes as written');
+});
+
 t.test('a click goes where the browser would have gone: the href decoded as HTML, then cleaned as a URL', async (t) => {
   const links = linkBuilder('https://t.example', Buffer.alloc(32, 1));
   const target = (href: string): string | null => {
