@@ -126,6 +126,10 @@ t.test('one 422 lists every failing field, whether the schema or a rule of the s
   t.same(await pointers({ cc: [{ email: 'bad', x: 1 }] }), ['/cc/0/email', '/cc/0/x']);
   t.same(await pointers({ reply_to: { email: 'nope', name: [] } }), ['/reply_to/email', '/reply_to/name']);
   t.same(await pointers({ attachments: [{ type: 'x', content: '@@', filename: 'f' }] }), ['/attachments/0/content', '/attachments/0/type']);
+  // C1 controls are control characters too; a type's names are at most 127 characters (RFC 6838),
+  // or its header line would pass what SMTP carries.
+  t.same(await pointers({ attachments: [{ type: 'text/plain', content: 'aGk=', filename: 'f\u0085.txt' }, { type: `a/${'b'.repeat(128)}`, content: 'aGk=', filename: 'g.txt' }] }),
+    ['/attachments/0/filename', '/attachments/1/type']);
   // A required field left out does not hide the others.
   t.same(await pointers({ sender_email: undefined, subject: undefined, html: undefined }), ['/html', '/sender_email', '/subject']);
   t.same(await pointers({ sender_email: undefined, to: undefined, html: undefined }), ['/html', '/sender_email', '/to']);
