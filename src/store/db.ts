@@ -13,6 +13,7 @@ export type Db = Database.Database;
 
 export function openDb(dataDir: string): Db {
   makeDir(dataDir, 0o700);
+  narrowToOwner(dataDir, 0o700);
   const file = path.join(dataDir, 'estafeta.db');
   ownerOnly(file);
   const db = new Database(file);
@@ -76,14 +77,20 @@ export function lockDataDir(dataDir: string, waitMs = 5000): { release(): void }
  */
 function ownerOnly(file: string): void {
   if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, 'a', 0o600));
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
-    try {
-      const st = fs.statSync(f);
-      // Only the owner may narrow them; another user the operator let in keeps working.
-      if ((st.mode & 0o077) !== 0 && st.uid === process.geteuid?.()) fs.chmodSync(f, 0o600);
-    } catch (err) {
-      if (!['ENOENT', 'EPERM', 'EROFS'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
-    }
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) narrowToOwner(f, 0o600);
+}
+
+/**
+ * Takes group and other access off a path the process owns (only the owner may; another user
+ * the operator let in keeps working). The data dir too: ./spool comes with the clone (its
+ * .gitkeep), so it exists at 0755 before the service ever makes it 0700.
+ */
+function narrowToOwner(f: string, mode: 0o600 | 0o700): void {
+  try {
+    const st = fs.statSync(f);
+    if ((st.mode & 0o077) !== 0 && st.uid === process.geteuid?.()) fs.chmodSync(f, mode);
+  } catch (err) {
+    if (!['ENOENT', 'EPERM', 'EROFS'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
   }
 }
 

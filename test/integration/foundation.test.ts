@@ -35,6 +35,8 @@ t.test('an older data dir with a readable store is narrowed at open', async (t) 
   const dataDir = tempDir();
   openDb(dataDir).close();
   fs.chmodSync(path.join(dataDir, 'estafeta.db'), 0o644);
+  fs.chmodSync(dataDir, 0o755); // as ./spool comes with a clone (its .gitkeep)
   openDb(dataDir).close();
   t.equal((fs.statSync(path.join(dataDir, 'estafeta.db')).mode & 0o777).toString(8), '600');
+  t.equal((fs.statSync(dataDir).mode & 0o777).toString(8), '700', 'the data dir itself');
 });
