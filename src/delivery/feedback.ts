@@ -135,3 +135,35 @@ export function applyComplaint(db: Db, mail: MailRow, feedbackType: string, at: 
 export function applyUnsubscribeMail(db: Db, mail: MailRow, at: number): void {
   addSuppression(db, mail.instance_id, { list: 'unsubscribes', recipient: mail.rcpt, reason: 'unsubscribe by mail', source: 'mailto', mailId: mail.mail_id, at });
 }
+
+/** The first SMTP reply a bounce's text quotes (`550 5.1.1 ...`), or null. */
+export function quotedReply(text: string): { reply: string; status: string } | null {
+  const m = /\b([245]\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b[^\r\n]*/.exec(text);
+  return m ? { reply: m[0].trim(), status: m[2] } : null;
+}
+
+/**
+ * Plain-text bounces, which carry no RFC 3464 report: the recipients they report as failed for
+ * good, lowercased, each with the SMTP reply quoted for it (null: none quoted).
+ * - Exim names them in X-Failed-Recipients, which it writes for permanent failures only (its
+ *   delay warnings carry none, a retry timeout does); the first reply its text quotes.
+ * - qmail-send writes "Hi. This is the qmail-send program": one paragraph per address, opened by
+ *   `<address>:`, before "--- Below this line is a copy of the message" (or "--- Enclosed are the
+ *   original headers"). It bounces only what it has given up on: a permanent error, or a message
+ *   too long in its queue.
+ */
+export function plainBounceFailures(text: string, failedRecipients: string[]): Map<string, string | null> {
+  const failures = new Map<string, string | null>();
+  if (failedRecipients.length > 0) {
+    const reply = quotedReply(text)?.reply ?? null;
+    for (const rcpt of failedRecipients) failures.set(rcpt, reply);
+    return failures;
+  }
+  if (!/^Hi\. This is the qmail-send program/m.test(text)) return failures;
+  const end = text.search(/^--- (?:Below this line is a copy of the message|Enclosed are the original headers)/m);
+  for (const block of (end < 0 ? text : text.slice(0, end)).split(/\r?\n[ \t]*\r?\n/)) {
+    const address = /^<([^<>\s]+@[^<>\s]+)>:/.exec(block.trim());
+    if (address) failures.set(address[1].toLowerCase(), quotedReply(block)?.reply ?? null);
+  }
+  return failures;
+}

@@ -17,7 +17,7 @@ import { cutSpaceRuns } from '../lib/header-section';
 import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
-import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, dsnBlockFor, dsnRecipients, findMailById, isPermanentFailure, mailIdsIn, mailOfMailbox, reportFields } from '../delivery/feedback';
+import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, dsnBlockFor, dsnRecipients, findMailById, isPermanentFailure, mailIdsIn, mailOfMailbox, plainBounceFailures, quotedReply, reportFields } from '../delivery/feedback';
 import { trackingSecret } from '../tracking/links';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
@@ -64,7 +64,8 @@ export function roleOf(db: Db, hostname: string, secret: Buffer, address: string
  * pattern took minutes on a crafted report, on the loop every door shares).
  */
 export function reportPart(raw: string, type: string): string | null {
-  const header = new RegExp(`^Content-Type:[ \\t]*${type.replace('/', '\\/')}\\b`, 'im').exec(raw);
+  // The field may be folded before its value (RFC 5322 §2.2.3).
+  const header = new RegExp(`^Content-Type:[ \\t]*(?:\\r?\\n[ \\t]+)?${type.replace('/', '\\/')}\\b`, 'im').exec(raw);
   if (!header) return null;
   const blank = /\r?\n\r?\n/g; // the end of the part's header section
   blank.lastIndex = header.index;
@@ -127,7 +128,8 @@ async function handle(deps: MxDeps, secret: Buffer, received: Buffer, roles: Rol
   const reportType = ct && typeof ct === 'object' && 'params' in ct ? String(ct.params['report-type'] ?? '').toLowerCase() : '';
   const text = raw.toString('latin1');
   const arfText = reportType === 'feedback-report' ? reportPart(text, 'message/feedback-report') : null;
-  const dsnText = reportType === 'delivery-status' ? reportPart(text, 'message/(?:global-)?delivery-status') : null;
+  // RFC 6533's global DSN is labelled either way by the MTAs that write one.
+  const dsnText = reportType === 'delivery-status' || reportType === 'global-delivery-status' ? reportPart(text, 'message/(?:global-)?delivery-status') : null;
   const now = Date.now();
   const removed: string[] = [];
   if (arfText !== null) {
@@ -176,24 +178,25 @@ async function handle(deps: MxDeps, secret: Buffer, received: Buffer, roles: Rol
     await Promise.all(removed.map((f) => spool.remove(f)));
     return `DSN: ${outcomes.join('; ') || 'no mail of ours'}`;
   }
-  const failed = failedRecipients(parsed);
-  if (failed.length > 0) {
-    // Exim's own bounce is plain text, no RFC 3464 report, but names the failed addresses in
-    // X-Failed-Recipients (it writes the field for permanent failures only; its delay warnings
-    // carry none). A mail whose recipient it names bounces, with the first SMTP reply it quotes.
-    const reply = /\b([245]\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b[^\r\n]*/.exec(parsed.text ?? '');
-    const status = reply?.[2] ?? '5.0.0';
+  const failures = plainBounceFailures(parsed.text ?? '', failedRecipients(parsed));
+  if (failures.size > 0) {
+    // Exim's and qmail's own bounces (feedback.ts plainBounceFailures): a mail whose recipient
+    // they name bounces, with the reply quoted for it; they report only what they gave up on, so
+    // a quoted 4xx (a retry timeout) is still a permanent failure (5.0.0).
     const outcomes: string[] = [];
     for (const role of roles) {
       if (role.kind !== 'bounce') continue;
       const mail = findMailById(db, role.mailId);
-      if (!mail || !status.startsWith('5') || !failed.includes(mail.rcpt.toLowerCase())) {
+      if (!mail || !failures.has(mail.rcpt.toLowerCase())) {
         outcomes.push(`${role.mailId}: not among its failed recipients`);
         continue;
       }
-      const file = applyDsnFailure(db, mail, status, reply?.[0]?.trim() ?? 'X-Failed-Recipients: permanent failure', now);
+      const reply = failures.get(mail.rcpt.toLowerCase()) ?? null;
+      const quoted = reply === null ? null : quotedReply(reply);
+      const status = quoted?.status.startsWith('5') ? quoted.status : '5.0.0';
+      const file = applyDsnFailure(db, mail, status, reply ?? 'plain-text bounce: permanent failure', now);
       if (file) removed.push(file);
-      outcomes.push(`${role.mailId}: bounce (X-Failed-Recipients) ${status}`);
+      outcomes.push(`${role.mailId}: bounce (plain text) ${status}`);
     }
     const spool = openSpool(deps.config.dataDir);
     await Promise.all(removed.map((f) => spool.remove(f)));

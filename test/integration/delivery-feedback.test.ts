@@ -245,6 +245,43 @@ t.test('an Exim plain-text bounce bounces the mail it names; an out-of-office re
   t.notOk(onList(w.ts.svc.db, 'bo@example.test', 'restrictions'));
 });
 
+// Bounces as other MTAs write them: qmail's plain text, Exim giving up after temporary errors,
+// a global DSN labelled global-delivery-status, a report part whose Content-Type is folded.
+t.test('qmail and Exim retry-timeout bounces, a global-delivery-status DSN and a folded report type bounce the mail they name', async (t) => {
+  const w = await startWorld(t);
+  const q = await w.send(['ana@example.test', 'bo@example.test', 'cy@example.test', 'di@example.test', 'ed@example.test']);
+  await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'sent' });
+  const [ana, bo, cy, di, ed] = q.mailIds;
+  const mx = w.ts.svc.ports.mx ?? 0;
+  const qmail = (to: string) => ['From: MAILER-DAEMON@mx.example.test', `To: ${to}`, 'Subject: failure notice', '',
+    'Hi. This is the qmail-send program at mx.example.test.', 'I\'m afraid I wasn\'t able to deliver your message to the following addresses.',
+    'This is a permanent error; I\'ve given up. Sorry it didn\'t work out.', '',
+    '<zed@example.test>:', '192.0.2.1 does not like recipient.', 'Remote host said: 550 5.7.1 zed refused', '',
+    '<ana@example.test>:', '192.0.2.1 does not like recipient.', 'Remote host said: 550 5.1.1 <ana@example.test>: Recipient address rejected', 'Giving up on 192.0.2.1.', '',
+    '--- Below this line is a copy of the message.', '', 'Return-Path: <x>', '<bo@example.test>:', ''].join('\r\n');
+  await sendToMx(mx, '', returnPathOf(w, ana), qmail(returnPathOf(w, ana)));
+  t.equal(mailState(w.ts.svc, ana).status, 6, 'qmail: the mail whose address it names bounces');
+  t.equal(mailLogs(w.ts.svc, ana).at(-1)?.response, '550 5.1.1 <ana@example.test>: Recipient address rejected', 'with the reply quoted for that address');
+  t.ok(onList(w.ts.svc.db, 'ana@example.test', 'restrictions'));
+  await sendToMx(mx, '', returnPathOf(w, bo), qmail(returnPathOf(w, bo)));
+  t.equal(mailState(w.ts.svc, bo).status, 3, 'an address only in the copied message is not a failure');
+
+  const eximTimeout = (to: string) => ['From: Mail Delivery System <Mailer-Daemon@mx.example.test>', `To: ${to}`, 'Subject: Mail delivery failed: returning message to sender',
+    'X-Failed-Recipients: cy@example.test', 'Auto-Submitted: auto-replied', '', 'A message that you sent could not be delivered to one or more of its recipients.', '',
+    '  cy@example.test', '    host mailstore.example.test [10.0.0.5]: 452 4.2.2 <cy@example.test>: Mailbox full: retry timeout exceeded', ''].join('\r\n');
+  await sendToMx(mx, '', returnPathOf(w, cy), eximTimeout(returnPathOf(w, cy)));
+  t.equal(mailState(w.ts.svc, cy).status, 6, 'Exim gave up after temporary errors: a permanent failure');
+  t.match(mailLogs(w.ts.svc, cy).at(-1)?.detail, /status 5\.0\.0/, 'as 5.0.0, the quoted 4xx kept as its reply');
+
+  const report = (to: string, rcpt: string, reportType: string, partType: string) => ['From: MAILER-DAEMON@mx.example.test', `To: ${to}`, 'Subject: Undelivered', 'MIME-Version: 1.0',
+    `Content-Type: multipart/report; report-type=${reportType}; boundary="g1"`, '', '--g1', 'Content-Type: text/plain', '', 'Failed.', '--g1', partType, '',
+    'Reporting-MTA: dns; mx.example.test', '', `Final-Recipient: utf-8; ${rcpt}`, 'Action: failed', 'Status: 5.1.1', '', '--g1--', ''].join('\r\n');
+  await sendToMx(mx, '', returnPathOf(w, di), report(returnPathOf(w, di), 'di@example.test', 'global-delivery-status', 'Content-Type: message/global-delivery-status'));
+  t.equal(mailState(w.ts.svc, di).status, 6, 'report-type=global-delivery-status (RFC 6533)');
+  await sendToMx(mx, '', returnPathOf(w, ed), report(returnPathOf(w, ed), 'ed@example.test', 'delivery-status', 'Content-Type:\r\n message/delivery-status'));
+  t.equal(mailState(w.ts.svc, ed).status, 6, 'a folded Content-Type on the report part');
+});
+
 // The MX takes mail from anyone: bytes past its limit are counted, not kept (by construction in
 // onData; memory is not asserted here), and the answer is the size refusal.
 t.test('a report six times the MX limit is answered 552 5.3.4 and the MX goes on', async (t) => {
