@@ -5,6 +5,7 @@
  */
 import type { Db } from '../store/db';
 import * as store from '../store/forms';
+import type { FieldRow } from '../store/fields';
 import type { Page, PageRequest } from '../store/page';
 import { ServiceError } from '../errors';
 import { iso } from '../lib/time';
@@ -76,11 +77,20 @@ export interface FormInput {
   settings?: string;
 }
 
-function fieldItems(db: Db, instanceId: number, specs: string[]): store.FormItemValues[] {
+/**
+ * A consent form is "identifier plus consent items" (spec, Form.kind): its fields are the ones a
+ * consent rule names a contact by (email_address, phone_number, uniquecode).
+ */
+const identifierField = (f: FieldRow): boolean => f.type === 'email' || f.type === 'phone' || f.field_key === 'UNIQUECODE';
+
+function fieldItems(db: Db, instanceId: number, specs: string[], kind: string): store.FormItemValues[] {
   return specs.map((spec, index) => {
     const m = /^(.+?)(:required)?$/.exec(spec.trim());
     const field = requireFieldByKey(db, instanceId, m?.[1] ?? spec);
     if (field.is_active !== 1) throw invalid(`/items/${index}/field`, 'value_error.inactive', `Field ${field.field_key} is inactive and cannot be attached to a form.`);
+    if (kind === 'consent' && !identifierField(field)) {
+      throw invalid(`/items/${index}/field`, 'value_error.identifier', `A consent form holds identifiers (email, phone or UNIQUECODE fields) and consent items; ${field.field_key} is none: use an advanced form.`);
+    }
     return { kind: 'field', fieldId: field.id, termId: null, label: field.name, isRequired: Boolean(m?.[2]) };
   });
 }
@@ -96,7 +106,7 @@ export function addForm(db: Db, instanceId: number, v: FormInput, at: number): F
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid('/settings', 'dict_type', 'The settings must be a JSON object.');
     settings = JSON.stringify(parsed);
   }
-  const items = fieldItems(db, instanceId, v.fields ?? []);
+  const items = fieldItems(db, instanceId, v.fields ?? [], v.kind);
   for (const termId of v.terms ?? []) {
     if (!store.termExists(db, instanceId, termId)) throw new ServiceError('consent_term_not_found', `Consent term ${termId} does not exist.`);
     items.push({ kind: 'consent', fieldId: null, termId, label: null, isRequired: true });

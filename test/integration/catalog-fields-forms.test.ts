@@ -102,6 +102,8 @@ t.test('forms come with resolved items; kind filters; unknown ids are form_not_f
     [['--name', 'x', '--kind', 'advanced', '--type', 'delete'], 'validation_error'],
     [['--name', 'x', '--kind', 'advanced', '--type', 'update', '--field', 'NOPE'], 'field_not_found'],
     [['--name', 'x', '--kind', 'consent', '--type', 'update', '--term', '424242'], 'consent_term_not_found'],
+    // Spec, Form.kind: a consent form is "identifier plus consent items".
+    [['--name', 'x', '--kind', 'consent', '--type', 'update', '--field', 'FIRST_NAME'], 'validation_error'],
   ];
   await s.cli('field', 'disable', slug, 'COMPANY', '--json');
   cases.push([['--name', 'x', '--kind', 'advanced', '--type', 'update', '--field', 'COMPANY'], 'validation_error']);
