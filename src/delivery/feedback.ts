@@ -144,7 +144,7 @@ export function quotedReply(text: string): { reply: string; status: string } | n
 
 /**
  * Plain-text bounces, which carry no RFC 3464 report: the recipients they report as failed for
- * good, lowercased, each with the SMTP reply quoted for it (null: none quoted).
+ * good, lowercased, each with the SMTP reply quoted for it and its status (null: none quoted).
  * - Exim names them in X-Failed-Recipients, which it writes for permanent failures only (its
  *   delay warnings carry none, a retry timeout does); the first reply its text quotes.
  * - qmail-send writes "Hi. This is the qmail-send program": one paragraph per address, opened by
@@ -152,10 +152,10 @@ export function quotedReply(text: string): { reply: string; status: string } | n
  *   original headers"). It bounces only what it has given up on: a permanent error, or a message
  *   too long in its queue.
  */
-export function plainBounceFailures(text: string, failedRecipients: string[]): Map<string, string | null> {
-  const failures = new Map<string, string | null>();
+export function plainBounceFailures(text: string, failedRecipients: string[]): Map<string, ReturnType<typeof quotedReply>> {
+  const failures = new Map<string, ReturnType<typeof quotedReply>>();
   if (failedRecipients.length > 0) {
-    const reply = quotedReply(text)?.reply ?? null;
+    const reply = quotedReply(text);
     for (const rcpt of failedRecipients) failures.set(rcpt, reply);
     return failures;
   }
@@ -163,7 +163,7 @@ export function plainBounceFailures(text: string, failedRecipients: string[]): M
   const end = text.search(/^--- (?:Below this line is a copy of the message|Enclosed are the original headers)/m);
   for (const block of (end < 0 ? text : text.slice(0, end)).split(/\r?\n[ \t]*\r?\n/)) {
     const address = /^<([^<>\s]+@[^<>\s]+)>:/.exec(block.trim());
-    if (address) failures.set(address[1].toLowerCase(), quotedReply(block)?.reply ?? null);
+    if (address) failures.set(address[1].toLowerCase(), quotedReply(block));
   }
   return failures;
 }

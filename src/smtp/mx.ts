@@ -17,7 +17,7 @@ import { cutSpaceRuns } from '../lib/header-section';
 import { openSpool } from '../spool/spool';
 import { isRegisteredDomain } from '../store/domains';
 import { domainOf } from '../lib/address';
-import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, dsnBlockFor, dsnRecipients, findMailById, isPermanentFailure, mailIdsIn, mailOfMailbox, plainBounceFailures, quotedReply, reportFields } from '../delivery/feedback';
+import { applyComplaint, applyDsnFailure, applyUnsubscribeMail, dsnBlockFor, dsnRecipients, findMailById, isPermanentFailure, mailIdsIn, mailOfMailbox, plainBounceFailures, reportFields } from '../delivery/feedback';
 import { trackingSecret } from '../tracking/links';
 
 export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
@@ -191,10 +191,9 @@ async function handle(deps: MxDeps, secret: Buffer, received: Buffer, roles: Rol
         outcomes.push(`${role.mailId}: not among its failed recipients`);
         continue;
       }
-      const reply = failures.get(mail.rcpt.toLowerCase()) ?? null;
-      const quoted = reply === null ? null : quotedReply(reply);
+      const quoted = failures.get(mail.rcpt.toLowerCase()) ?? null;
       const status = quoted?.status.startsWith('5') ? quoted.status : '5.0.0';
-      const file = applyDsnFailure(db, mail, status, reply ?? 'plain-text bounce: permanent failure', now);
+      const file = applyDsnFailure(db, mail, status, quoted?.reply ?? 'plain-text bounce: permanent failure', now);
       if (file) removed.push(file);
       outcomes.push(`${role.mailId}: bounce (plain text) ${status}`);
     }
