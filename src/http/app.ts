@@ -79,8 +79,11 @@ export function createApp(deps: HttpDeps & { metrics: Metrics }): { app: Koa<App
     return err;
   };
   app.use(async (ctx, next) => {
-    if (dashboardOnly(ctx.method, ctx.path)) throw new ServiceError('forbidden', generic.forbidden as string);
-    const methods = literal.get(ctx.path);
+    // The router matches a path with or without one trailing slash (non-strict): so do these
+    // checks, or /v1/mails/send/ would be the mail "send" and POST /v1/domains/ an unaccepted verb.
+    const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
+    if (dashboardOnly(ctx.method, path)) throw new ServiceError('forbidden', generic.forbidden as string);
+    const methods = literal.get(path);
     if (methods && !methods.includes(ctx.method)) throw noRoute(ctx, notAllowed(ctx.method, methods));
     await next();
   });

@@ -14,16 +14,31 @@ import { problemBody } from './middleware/problem';
 const answers: Record<string, { status: number; code: string; detail: string }> = {
   HPE_HEADER_OVERFLOW: { status: 431, code: 'request_header_fields_too_large', detail: 'The request line and headers exceed 16 KB.' },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', detail: 'The request was not received in time.' },
+  // RFC 9110 §9.1: a method the server does not recognize is 501 (Node's parser knows the
+  // registered ones; every known method on a path that does not take it is a 405).
+  HPE_INVALID_METHOD: { status: 501, code: 'not_implemented', detail: 'The request method is not implemented by this server.' },
 };
 const malformed = { status: 400, code: 'malformed_request', detail: 'The request is not valid HTTP/1.1.' };
+const uriTooLong = { status: 414, code: 'uri_too_long', detail: 'The request target exceeds 16 KB.' };
 
-export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  const { status, code, detail } = answers[err.code ?? ''] ?? malformed;
+  const { status, code, detail } = targetTooLong(err) ? uriTooLong : answers[err.code ?? ''] ?? malformed;
   socket.end(problemResponse(status, code, detail));
+}
+
+/**
+ * The parser's limit covers the request line and the headers together; when the line itself
+ * never ended (no line feed in the bytes it refused), the request target is what was too long:
+ * RFC 9110 §15.5.15, 414 rather than 431.
+ */
+function targetTooLong(err: Error & { code?: string; rawPacket?: Buffer }): boolean {
+  if (err.code !== 'HPE_HEADER_OVERFLOW' || !err.rawPacket) return false;
+  const lineEnd = err.rawPacket.indexOf(0x0a);
+  return lineEnd === -1 || lineEnd > 8192;
 }
 
 /** CONNECT asks a proxy for a tunnel: this server is none (Node would drop the socket unanswered). */

@@ -42,6 +42,10 @@ t.test('HTTP conventions of every response', async (t) => {
       t.equal(send.body.code, 'method_not_allowed');
       t.equal(send.headers.get('allow'), 'POST');
     }
+    // One trailing slash names the same path (the router is not strict): the same answers.
+    const slashed = await s.api('GET', '/v1/mails/send/');
+    t.same([slashed.status, slashed.headers.get('allow')], [405, 'POST'], 'GET /v1/mails/send/ is the send path, not the mail "send"');
+    t.same((await s.api('DELETE', '/v1/mails/send/')).headers.get('allow'), 'POST', 'its Allow names only POST');
   });
 
   t.test('the dashboard operations take a user JWT: an API key with every scope is the wrong role (403)', async (t) => {
@@ -51,6 +55,10 @@ t.test('HTTP conventions of every response', async (t) => {
       const res = await s.api(method, path, method === 'POST' ? { body: {} } : {});
       t.equal(res.status, 403, `${method} ${path}`);
       t.equal(res.body.code, 'forbidden', `${method} ${path}`);
+    }
+    for (const path of ['/v1/domains/', '/v1/senders/']) {
+      const res = await s.api('POST', path, { body: {} });
+      t.same([res.status, res.body.code], [403, 'forbidden'], `POST ${path}: the same operation with a trailing slash`);
     }
     const anonymous = await s.api('POST', '/v1/domains', { key: null, slug: null, body: {} });
     t.equal(anonymous.status, 401, 'credentials first');
@@ -135,6 +143,16 @@ t.test('HTTP conventions of every response', async (t) => {
     const json = { 'Content-Type': 'Application/JSON; charset=utf-8' };
     t.same((await s.api('POST', '/v1/consent-events', { raw: '', headers: json })).body.code, 'malformed_request', 'an empty JSON body');
     t.same((await s.api('POST', '/v1/consent-events', { raw: '{bad', headers: json })).body.code, 'malformed_request', 'broken JSON');
+    // RFC 8259 §8.1: JSON is UTF-8. Latin-1 bytes are not JSON (400), never stored as U+FFFD.
+    const latin1 = Buffer.concat([Buffer.from('{"term_id":1,"method":"single_opt_in","rules":[{"contact_type":"uniquecode","contact":"caf'), Buffer.from([0xe9]), Buffer.from('","purpose_id":1,"action":"allow"}]}')]);
+    const bad = await s.api('POST', '/v1/consent-events', { raw: latin1, headers: { 'Content-Type': 'application/json' } });
+    t.same([bad.status, bad.body.code], [400, 'malformed_request'], 'a body that is not UTF-8');
+    for (const charset of ['iso-8859-1', 'utf-16']) {
+      const res = await s.api('POST', '/v1/consent-events', { raw: '{}', headers: { 'Content-Type': `application/json; charset=${charset}` } });
+      t.same([res.status, res.body.code], [415, 'unsupported_media_type'], `charset=${charset}: not a JSON this door reads`);
+    }
+    const utf8 = await s.api('POST', '/v1/consent-events', { raw: '{}', headers: { 'Content-Type': 'application/json; charset="UTF-8"' } });
+    t.same(utf8.status, 422, 'charset=UTF-8 (quoted, any case) is JSON: the schema judges the body');
   });
 
   t.test('validate takes no body and never answers 400: one sent anyway is dropped unread, only its size bounded', async (t) => {
@@ -200,7 +218,9 @@ function rawExchange(url: string, request: string): Promise<string> {
 t.test('a request Node\'s parser refuses is still a problem+json with its X-Request-Id', async (t) => {
   const s = await startTestService(t);
   for (const [name, request, status, code] of [
-    ['a 17,000-character URL', `GET /v1/mails?subject=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'request_header_fields_too_large'],
+    ['a 17,000-character URL', `GET /v1/mails?subject=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'uri_too_long'],
+    ['17,000 bytes of headers', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'request_header_fields_too_large'],
+    ['a method no registry knows', 'FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'not_implemented'],
     ['a malformed header line', 'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, 'malformed_request'],
     ['Content-Length with chunked', 'POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'malformed_request'],
     ['no Host', 'GET /healthz HTTP/1.1\r\n\r\n', 400, 'malformed_request'],

@@ -92,6 +92,8 @@ export type ParsedBody =
   | { multipart: false; body: unknown }
   | { multipart: true; fields: Record<string, string>; files: FilePart[] };
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
  * A JSON body as co-body read it (UTF-8, a leading BOM dropped, any JSON value, parsed by
  * @hapi/bourne with its guard against a "__proto__" key), but judged before parsing when it
@@ -99,9 +101,16 @@ export type ParsedBody =
  * schema allows (400 when its brackets do not even close).
  */
 function parseJsonBody(bytes: Buffer): unknown {
-  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
-  if (/^[ \t\r\n]*$/.test(text)) return undefined; // JSON's own whitespace only: no body
   const malformed = (): ServiceError => new ServiceError('malformed_request', 'The request body is not valid JSON.');
+  // RFC 8259 §8.1: JSON between systems is UTF-8. Bytes that are not (a Latin-1 body, say) are
+  // malformed JSON (CONTRACT §6: 400), never text stored with U+FFFD in place of what was sent.
+  let text: string;
+  try {
+    text = utf8.decode(bytes).replace(/^\uFEFF/, '');
+  } catch {
+    throw malformed();
+  }
+  if (/^[ \t\r\n]*$/.test(text)) return undefined; // JSON's own whitespace only: no body
   const nesting = jsonNesting(text);
   if (nesting === 'broken') throw malformed();
   if (nesting === 'deep') {
@@ -132,6 +141,12 @@ export async function readRequestBody(ctx: Koa.Context, opts: { multipart?: bool
   const multipart = opts.multipart === true && type === 'multipart/form-data';
   if (!multipart && type !== 'application/json' && !type.endsWith('+json') && (type !== '' || hasBody(ctx))) {
     throw new ServiceError('unsupported_media_type', opts.multipart ? 'Content-Type must be application/json or multipart/form-data.' : 'Content-Type must be application/json.');
+  }
+  // JSON has no charset but UTF-8 (RFC 8259 §8.1): a body declared in another one is a media
+  // type this door does not read, whatever its bytes.
+  const charset = multipart ? '' : (ctx.request.charset || '').trim().toLowerCase();
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ServiceError('unsupported_media_type', `Content-Type must be application/json in UTF-8; charset ${charset} is not accepted.`);
   }
   // An empty body is not valid JSON (CONTRACT §6: 400).
   const empty = (): ServiceError => new ServiceError('malformed_request', 'The request body is empty; send a JSON object.');
