@@ -18,7 +18,9 @@ export function normalizeDomain(input: string): string | null {
   const ascii = /^[\x00-\x7f]*$/.test(d) ? d : domainToASCII(d);
   if (!ascii) return null;
   const labels = ascii.split('.');
-  if (labels.length < 2 || !labels.every((l) => label.test(l))) return null;
+  // The limit is the name's ASCII form's (RFC 1035: 255 octets on the wire, 253 written out):
+  // each non-ASCII label grows by its punycode and `xn--`.
+  if (ascii.length > 253 || labels.length < 2 || !labels.every((l) => label.test(l))) return null;
   if (/^\d+$/.test(labels[labels.length - 1])) return null;
   return ascii;
 }
@@ -38,7 +40,10 @@ export function normalizeEmail(input: string): string | null {
   if (local.length > 64 || !localPart.test(local)) return null;
   const domain = normalizeDomain(text.slice(at + 1));
   if (!domain) return null;
-  return `${local}@${domain}`;
+  // RFC 5321 §4.5.3.1.3: a path holds at most 256 octets with its brackets, so the address
+  // 254, in the form stored and sent (ASCII domain; a UTF-8 local part counted in octets).
+  const address = `${local}@${domain}`;
+  return Buffer.byteLength(address) > 254 ? null : address;
 }
 
 export function domainOf(email: string): string {

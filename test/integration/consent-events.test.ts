@@ -97,6 +97,10 @@ t.test('every error of the event table, with nothing stored by a refused request
   const refs = await expect({ term_id: term.id, method: 'single_opt_in', rules: [{ ...rule, purpose_id: 999999 }, { ...rule, purpose_id: p.newsletter, contact: 'not an email' }] },
     422, 'validation_error', 'unknown purpose and invalid email');
   t.same(refs.body.errors.map((e: { pointer: string }) => e.pointer), ['/rules/0/purpose_id', '/rules/1/contact']);
+  // 245 characters as written, 725 in the ASCII form it would be stored in: no address.
+  const idn = `a@${Array.from({ length: 80 }, () => 'ää').join('.')}.com`;
+  const long = await expect({ term_id: term.id, method: 'single_opt_in', rules: [{ ...rule, contact: idn }] }, 422, 'validation_error', 'an IDN contact over 254 characters in ASCII form');
+  t.same(long.body.errors.map((e: { pointer: string }) => e.pointer), ['/rules/0/contact']);
   // The spec's 404 and 409 answers come before the checks of rule values beyond the schema: an
   // unknown term is 404 whatever purpose ids the rules name (ids are per store, not per instance).
   await expect({ term_id: 424242, method: 'single_opt_in', rules: [{ ...rule, purpose_id: 999999 }] }, 404, 'consent_term_not_found', '404 before an unknown purpose');

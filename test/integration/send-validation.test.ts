@@ -24,6 +24,7 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['invalid bcc address', { bcc: [{ email: 'x y@example.com' }] }, '/bcc/0/email'],
     ['invalid reply_to', { reply_to: { email: 'nope' } }, '/reply_to/email'],
     ['a C1 control (NEL, a line break to some readers) in an address', { to: [{ email: 'nel\u0085x@example.com' }] }, '/to/0/email'],
+    ['an IDN address of 245 characters, 725 in the ASCII form it is sent in', { to: [{ email: `a@${Array.from({ length: 80 }, () => 'ää').join('.')}.com` }] }, '/to/0/email'],
     ['a Unicode line separator in an address', { reply_to: { email: 'a\u2028b@example.com' } }, '/reply_to/email'],
     ['one header twice, in two cases', { headers: { 'X-Tag': 'a', 'x-tag': 'b' } }, '/headers/x-tag'],
     ['invalid sender_email', { sender_email: 'nope' }, '/sender_email'],
