@@ -113,8 +113,10 @@ function trackLeaf(head: string, body: string, type: string, rewrite: HtmlRewrit
  * Rewrites the leaves of an entity (head without the blank line, body after it): the html ones
  * with `rewrite` (null: none tracked), and any that cannot travel as written (rewriteLeaf).
  */
-export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite | null, depth = 0): { head: string; body: string } {
+export function rewriteEntity(givenHead: string, body: string, rewrite: HtmlRewrite | null, depth = 0): { head: string; body: string } {
+  const head = foldLongLines(givenHead);
   const type = headerValue(head, 'content-type') ?? 'text/plain';
+  if (/^message\/rfc822\b/i.test(type)) return rewriteEnclosed(head, body, depth) ?? rewriteLeaf(head, body, rewrite) ?? { head, body };
   if (!/^multipart\//i.test(type)) return rewriteLeaf(head, body, rewrite) ?? { head, body };
   const boundary = param(type, 'boundary');
   // Mail clients nest a few levels; a crafted message nested thousands deep would overflow the
@@ -129,6 +131,46 @@ export function rewriteEntity(head: string, body: string, rewrite: HtmlRewrite |
 }
 
 const maxMultipartDepth = 32;
+
+/**
+ * A header line SMTP cannot carry (over 998 octets: RFC 5322 §2.1.1, which an SMTP client's
+ * message may hold) is folded before the last space or tab that lets it fit, else broken with
+ * CRLF + space where it must be: what Postfix's smtp_line_length_limit does, before signing here
+ * so the signature holds. Lines that fit are left as they are.
+ */
+function foldLongLines(head: string): string {
+  if (head.length <= maxLine || !head.split('\r\n').some((l) => l.length > maxLine)) return head;
+  return head.split('\r\n').map((line) => {
+    const out: string[] = [];
+    let rest = line;
+    while (rest.length > maxLine) {
+      const space = Math.max(rest.lastIndexOf(' ', maxLine), rest.lastIndexOf('\t', maxLine));
+      const cut = space > 0 && rest.slice(0, space).trim() !== '' ? space : maxLine - 1;
+      out.push(rest.slice(0, cut));
+      rest = cut === space ? rest.slice(cut) : ` ${rest.slice(cut)}`;
+    }
+    out.push(rest);
+    return out.join('\r\n');
+  }).join('\r\n');
+}
+
+/**
+ * A message/rfc822 part is a message: it takes no transfer encoding of its own (RFC 2046
+ * §5.2.1), so what SMTP cannot carry in it (a line over 998 octets, a NUL, 8-bit bytes) is
+ * converted inside it, leaf by leaf, as a downgrading MTA does (RFC 6152); its html is not
+ * tracked (it is the enclosed mail's, not this one's). Null when its content has no header
+ * section to read, or it nests too deep: the part then goes as it is.
+ */
+function rewriteEnclosed(head: string, body: string, depth: number): { head: string; body: string } | null {
+  if (depth >= maxMultipartDepth) return null;
+  const sep = body.startsWith('\r\n') ? 0 : body.indexOf('\r\n\r\n');
+  if (sep < 0) return null;
+  const inner = rewriteEntity(body.slice(0, sep), body.slice(sep === 0 ? 2 : sep + 4), null, depth + 1);
+  const rewritten = `${inner.head}${inner.head ? '\r\n\r\n' : '\r\n'}${inner.body}`;
+  const cte = headerValue(head, 'content-transfer-encoding')?.toLowerCase();
+  const relabel = (cte === '8bit' || cte === 'binary') && !eightBit(rewritten) && !untransportable(rewritten);
+  return { head: relabel ? withEncoding(head, '7bit') : head, body: rewritten };
+}
 
 function rewriteMultipart(body: string, delim: string, rewrite: HtmlRewrite | null, depth: number): string {
   // Delimiter lines start at the body start or after a CRLF (RFC 2046 §5.1.1).

@@ -16,6 +16,18 @@ export function fieldValues(section: Buffer, lowerName: string): string[] {
   });
 }
 
+/** How many fields of each (lowercased) name a header section holds: one pass for every "at most once" rule. */
+export function fieldCounts(section: Buffer): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const line of section.toString('latin1').split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0 || line.startsWith(' ') || line.startsWith('\t')) continue;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return counts;
+}
+
 /** Drops every field whose (case-insensitive) name makes `drop` true, with its continuations. */
 export function stripHeaderFields(raw: Buffer, drop: (lowerName: string) => boolean): Buffer {
   const end = headerEnd(raw);

@@ -15,7 +15,7 @@ import { limits } from '../accept/validate';
 import { authenticate, authorize, type Principal } from '../auth/api-keys';
 import { ServiceError, validationError } from '../errors';
 import { replies, smtpError } from './reply';
-import { decodeEncodedWords, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
+import { decodeEncodedWords, fieldCounts, fieldValues, headerSection, isPrivateHeader, stripHeaderFields } from './raw-headers';
 import { cutSpaceRuns, toCrlf } from '../lib/header-section';
 import { loadTlsCredentials, type TlsCredentials } from './tls';
 import { CompletingServer, listenSmtp, type Listener } from './listen';
@@ -125,6 +125,9 @@ export async function parseSubmitted(raw: Buffer): Promise<{ parsed: SubmittedHe
   return { parsed, attachmentBytes: parsed.attachments.reduce((sum, a) => sum + a.size, 0), attachmentCount: parsed.attachments.length };
 }
 
+/** Fields RFC 5322 §3.6 allows at most once, besides From and Subject (checked with their rules); Bcc is removed anyway. */
+const singleFields = ['Date', 'Message-ID', 'To', 'Cc', 'Reply-To', 'Sender', 'In-Reply-To', 'References'];
+
 /** Turns the client's bytes into a Submission (From, Subject, X-Svc-* fields); accept applies the rules. */
 async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submission> {
   const { parsed, attachmentBytes, attachmentCount } = await parseSubmitted(raw);
@@ -136,14 +139,22 @@ async function toSubmission(raw: Buffer, envelopeTo: string[]): Promise<Submissi
   // The From header is the registered sender the rules are checked against (CONTRACT §4): a
   // second From field, a second mailbox or a group (whose members a filter on addresses would
   // skip) would put an unchecked author before the recipient.
-  if (!from || entries.length > 1 || fieldValues(headerSection(raw), 'from').length > 1) {
+  const counts = fieldCounts(headerSection(raw));
+  if (!from || entries.length > 1 || (counts.get('from') ?? 0) > 1) {
     throw validationError([{ pointer: '/sender_email', code: 'value_error.from', message: 'the From header must be one field naming one mailbox, a registered sender' }], 'The message must have one From header naming one mailbox.');
   }
   // Lengths of the subject and of the X-Svc-* values are rules of the accept path (both doors).
   // RFC 5322 §3.6 allows one Subject field: with two, the rule would measure one (mailparser
   // keeps the last) while the recipient reads both, so a long one would pass unmeasured.
-  if (fieldValues(headerSection(raw), 'subject').length > 1) {
+  if ((counts.get('subject') ?? 0) > 1) {
     throw validationError([{ pointer: '/subject', code: 'value_error.subject', message: 'the message must have at most one Subject field' }], 'The message must have at most one Subject header.');
+  }
+  // The other fields RFC 5322 §3.6 allows once: a message with two Dates or Message-IDs is one
+  // large receivers refuse outright, after it was acknowledged here (and it would be delivered as
+  // it is: only missing ones are added).
+  const repeated = singleFields.find((f) => (counts.get(f.toLowerCase()) ?? 0) > 1);
+  if (repeated) {
+    throw validationError([{ pointer: '', code: 'value_error.header', message: `the message must have at most one ${repeated} field (RFC 5322 §3.6)` }], `The message must have at most one ${repeated} header.`);
   }
   const subject = parsed.subject ?? null;
   return {

@@ -71,7 +71,22 @@ t.test('an 8-bit part leaves in 7 bits (quoted-printable text, base64 otherwise)
     + 'From: news@brand.test\r\nSender: ceo@bank.test\r\nX-Mailer: Outlook\r\nTo: bo@example.test\r\nSubject: plain\r\n\r\nascii only\r\n';
   t.equal((await c.send('news@brand.test', ['ana@example.test'], eight)).err, null);
   t.equal((await c.send('news@brand.test', ['bo@example.test'], seven)).err, null);
-  const got = await waitFor(() => (w.sink.received.length >= 2 ? w.sink.received : undefined), { what: 'both at the MX' });
+  // Lines SMTP cannot carry (RFC 5322 §2.1.1): a header line of 1,500 octets, and an attached
+  // message (which takes no transfer encoding of its own) holding one of 1,200 and 8-bit text.
+  const long = 'From: news@brand.test\r\nTo: cy@example.test\r\nSubject: long lines\r\nX-Long: ' + 'Q'.repeat(1500) + '\r\nMIME-Version: 1.0\r\n'
+    + 'Content-Type: multipart/mixed; boundary=yy\r\n\r\n--yy\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n'
+    + '--yy\r\nContent-Type: message/rfc822\r\nContent-Transfer-Encoding: 8bit\r\n\r\nSubject: inner\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n' + 'W'.repeat(1200) + '\r\nñandú\r\n--yy--\r\n';
+  t.equal((await c.send('news@brand.test', ['cy@example.test'], Buffer.from(long, 'utf8'))).err, null);
+  const got = await waitFor(() => (w.sink.received.length >= 3 ? w.sink.received : undefined), { what: 'all three at the MX' });
+  const cy = got?.find((m) => m.to.includes('cy@example.test'));
+  if (!cy) throw new Error('missing');
+  t.ok(cy.raw.toString('latin1').split('\r\n').every((l) => l.length <= 998), 'no delivered line over 998 octets');
+  t.ok(cy.raw.every((b) => b < 0x80), 'and no 8-bit byte, the attached message\'s included');
+  t.equal((await dkimVerify(cy.raw, { resolver: w.txtResolver })).results[0]?.status.result, 'pass', 'signed after folding');
+  const cyParsed = await simpleParser(cy.raw);
+  t.equal(String(cyParsed.headers.get('x-long')).replace(/\s/g, ''), 'Q'.repeat(1500), 'the long field\'s value, folded');
+  const inner = await simpleParser(cyParsed.attachments[0].content);
+  t.equal(inner.text, `${'W'.repeat(1200)}\nñandú`, 'the attached message\'s text unchanged once decoded');
   const of = (rcpt: string) => got?.find((m) => m.to.includes(rcpt));
   const ana = of('ana@example.test');
   if (!ana) throw new Error('missing');

@@ -135,7 +135,15 @@ t.test('one Subject field: a second one would carry a subject over 254 character
     const r = await c.send(from, [rcpt('x')], `From: ${from}\r\nTo: ${rcpt('x')}\r\nSubject: ${order[0]}\r\nSubject: ${order[1]}\r\n\r\nhi\r\n`);
     t.match(r.err?.response, /^554 5\.6\.0 validation_error /, `the long one ${order[0].length > 5 ? 'first' : 'last'}`);
   }
+  // The other fields RFC 5322 §3.6 allows once: receivers refuse a message repeating them.
+  for (const field of ['Date: Fri, 27 Nov 2026 10:00:00 +0000', 'Message-ID: <a@b.test>', `To: ${rcpt('y')}`, 'Reply-To: r@b.test', 'In-Reply-To: <p@b.test>']) {
+    const twice = `From: ${from}\r\nTo: ${rcpt('x')}\r\nSubject: s\r\n${field}\r\n${field.replace(/^To:/, 'to:')}\r\n\r\nhi\r\n`;
+    const text = field.startsWith('To:') ? twice.replace(`To: ${rcpt('x')}\r\n`, '') : twice;
+    const r = await c.send(from, [rcpt('x')], text);
+    t.match(r.err?.response, /^554 5\.6\.0 validation_error .*at most one/, `two ${field.split(':')[0]} fields`);
+  }
   t.equal((await s.api('GET', '/v1/mails')).body.data.length, 0, 'nothing stored');
+  t.match((await c.send(from, [rcpt('x')], `From: ${from}\r\nTo: ${rcpt('x')}\r\nSubject: s\r\nDate: Fri, 27 Nov 2026 10:00:00 +0000\r\nMessage-ID: <a@b.test>\r\n\r\nhi\r\n`)).info?.response, queued, 'one of each is accepted');
 });
 
 t.test('the checks read the lines the recipient gets: a lone CR is a line break, a group in From is refused', async (t) => {

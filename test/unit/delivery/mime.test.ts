@@ -143,14 +143,37 @@ t.test('the Sender the platform writes is the registered sender, as UTF-8 bytes 
   t.ok(out.includes(Buffer.from('\r\nSender: josé@example.test\r\n', 'utf8')), 'the address as UTF-8');
 });
 
-t.test('a leaf SMTP cannot carry goes in base64, a message/* part never (RFC 2046 §5.2.1)', async (t) => {
+t.test('a leaf SMTP cannot carry goes in base64; a message/rfc822 part never, its own leaves are converted inside it (RFC 2046 §5.2.1)', async (t) => {
   const long = 'z'.repeat(1200);
   const plain = rewriteEntity('Content-Type: text/plain', `${long}\r\n`, null);
   t.match(plain.head, /^Content-Transfer-Encoding: base64$/m);
   t.equal(Buffer.from(plain.body.replace(/\r\n/g, ''), 'base64').toString(), `${long}\r\n`, 'the same content');
-  const body = ['--b', 'Content-Type: message/rfc822', '', `Subject: x`, '', long, '--b--', ''].join('\r\n');
+  const body = ['--b', 'Content-Type: message/rfc822', 'Content-Transfer-Encoding: 8bit', '', 'Subject: x', '', long, 'caf\xe9', '--b--', ''].join('\r\n');
   const nested = rewriteEntity('Content-Type: multipart/mixed; boundary="b"', body, null);
-  t.equal(nested.body, body, 'an attached message is left as written');
+  const lines = nested.body.split('\r\n');
+  t.ok(lines.every((l) => l.length <= 998 && !/[\x80-\xff]/.test(l)), 'nothing SMTP cannot carry is left, 8-bit bytes included');
+  t.match(nested.body, /Content-Type: message\/rfc822\r\nContent-Transfer-Encoding: 7bit\r\n\r\nSubject: x\r\nContent-Transfer-Encoding: base64\r\n\r\n/, 'the enclosed message keeps its header, its leaf in base64, the part relabelled 7bit');
+  const b64 = nested.body.slice(nested.body.indexOf('base64\r\n\r\n') + 10, nested.body.indexOf('\r\n--b--'));
+  t.equal(Buffer.from(b64.replace(/\r\n/g, ''), 'base64').toString('latin1'), `${long}\r\ncaf\xe9`, 'its content unchanged');
+  const fine = ['--b', 'Content-Type: message/rfc822', '', 'Subject: x', '', 'short lines', '--b--', ''].join('\r\n');
+  t.equal(rewriteEntity('Content-Type: multipart/mixed; boundary="b"', fine, null).body, fine, 'an attached message SMTP can carry is left as written');
+  const notAMessage = ['--b', 'Content-Type: message/rfc822', '', long, '--b--', ''].join('\r\n');
+  t.equal(rewriteEntity('Content-Type: multipart/mixed; boundary="b"', notAMessage, null).body, notAMessage, 'content without a header section goes as it is');
+});
+
+t.test('a header line over 998 octets is folded at a space that lets it fit, else broken with CRLF + space (as Postfix does)', async (t) => {
+  const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+  const spaced = rewriteEntity(`Subject: ok\r\nX-Words: ${words}`, 'hi\r\n', null);
+  t.ok(spaced.head.split('\r\n').every((l) => l.length <= 998), 'every line fits');
+  t.equal(spaced.head.replace(/\r\n(?=[ \t])/g, ''), `Subject: ok\r\nX-Words: ${words}`, 'unfolding gives the field back exactly');
+  const solid = 'Q'.repeat(2500);
+  const broken = rewriteEntity(`X-Long: ${solid}\r\nSubject: ok`, 'hi\r\n', null);
+  const lines = broken.head.split('\r\n');
+  t.ok(lines.every((l) => l.length <= 998), 'every line fits');
+  t.equal(lines[lines.length - 1], 'Subject: ok', 'the next field untouched');
+  t.equal(broken.head.replace(/\r\n /g, '').replace(/\r\nSubject: ok$/, ''), `X-Long:${solid}`, 'the value, once the folds (with the space after the colon) are removed');
+  const short = 'Subject: ok\r\nX-A: b';
+  t.equal(rewriteEntity(short, 'hi\r\n', null).head, short, 'a head that fits is left as it is');
 });
 
 t.test('multipart nested past 32 levels is left as written below the bound, not walked into the stack', async (t) => {
