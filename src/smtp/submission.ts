@@ -125,6 +125,17 @@ export async function parseSubmitted(raw: Buffer): Promise<{ parsed: SubmittedHe
   return { parsed, attachmentBytes: parsed.attachments.reduce((sum, a) => sum + a.size, 0), attachmentCount: parsed.attachments.length };
 }
 
+/**
+ * The MAIL parameters of the extensions EHLO lists (SIZE, 8BITMIME, SMTPUTF8, and AUTH's own,
+ * RFC 4954 §5); RCPT takes none. smtp-server also reads DSN's (RET, ENVID, NOTIFY, ORCPT) though
+ * DSN is not offered: a client asking NOTIFY=NEVER would believe it honoured. RFC 5321
+ * §4.1.1.11: a parameter the server does not implement is 555.
+ */
+const mailParameters = ['SIZE', 'BODY', 'SMTPUTF8', 'AUTH'];
+function unknownParameter(address: { args: false | Record<string, unknown> }, known: string[]): string | null {
+  return address.args ? (Object.keys(address.args).find((k) => !known.includes(k)) ?? null) : null;
+}
+
 /** Fields RFC 5322 §3.6 allows at most once, besides From and Subject (checked with their rules); Bcc is removed anyway. */
 const singleFields = ['Date', 'Message-ID', 'To', 'Cc', 'Reply-To', 'Sender', 'In-Reply-To', 'References'];
 
@@ -236,12 +247,16 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
     onMailFrom(address, session, callback) {
       // smtp-server answers 530 itself only while AUTH is enabled for the session.
       if (!(session.user instanceof SubmissionUser)) return callback(replies.authRequired());
+      const unknown = unknownParameter(address, mailParameters);
+      if (unknown) return callback(replies.unknownParameter(unknown));
       callback(undecodable(address.address) ? replies.badAddress() : null);
     },
     onRcptTo(address, session, callback) {
       // Bytes that are not UTF-8 reach us as U+FFFD: accepted, the mail would go to an address
       // the client never wrote (RFC 6531 §3.3: an SMTPUTF8 address is valid UTF-8).
       if (undecodable(address.address)) return callback(replies.badAddress());
+      const unknown = unknownParameter(address, []);
+      if (unknown) return callback(replies.unknownParameter(unknown));
       const rcpts = session.envelope.rcptTo;
       const again = rcpts.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
       callback(rcpts.length >= MAX_RECIPIENTS && !again ? replies.tooManyRecipients(MAX_RECIPIENTS) : null);

@@ -62,6 +62,12 @@ t.test('a declared SIZE over 15728640 is refused at MAIL with 552 5.3.4; the lim
   t.match(await c.cmd(`MAIL FROM:<sandbox@${slug}.sandbox.test> SIZE=15728640`), /^250 /);
   t.match(await c.cmd('RSET'), /^250 /);
   t.match(await c.cmd('DATA'), /^503 5\.5\.1 /, "smtp-server's own replies carry an enhanced code too");
+  // RFC 5321 §4.1.1.11: DSN is not offered, so its parameters are not honoured: 555, not a
+  // silent 250 that would let a client believe NOTIFY=NEVER was taken.
+  t.match(await c.cmd(`MAIL FROM:<sandbox@${slug}.sandbox.test> RET=FULL ENVID=x1`), /^555 5\.5\.4 validation_error Parameter RET /);
+  t.match(await c.cmd(`MAIL FROM:<sandbox@${slug}.sandbox.test> SIZE=100 BODY=8BITMIME AUTH=<>`), /^250 /, 'the parameters of the extensions EHLO lists');
+  t.match(await c.cmd(`RCPT TO:<a@${slug}.sandbox.test> NOTIFY=NEVER`), /^555 5\.5\.4 validation_error Parameter NOTIFY /);
+  t.match(await c.cmd(`RCPT TO:<a@${slug}.sandbox.test>`), /^250 /, 'the transaction goes on');
 });
 
 t.test('a stop answers idle sessions 421 at once and lets every transaction under way finish with 250', async (t) => {
