@@ -47,6 +47,11 @@ export function createApiKey(
   v: { name?: string; scopes?: string[] | 'all'; ipAllow?: string[] },
   at: number,
 ) {
+  if (v.name !== undefined && v.name.trim() === '') {
+    throw new ServiceError('validation_error', 'The key name must not be empty (omit --name for none).', {
+      errors: [{ pointer: '/name', code: 'string_too_short', message: 'String should have at least 1 character', params: { min_length: 1 } }],
+    });
+  }
   const accessType = v.scopes === undefined || v.scopes === 'all' ? 'all' : 'scoped';
   const list = Array.isArray(v.scopes) ? [...new Set(v.scopes)] : [];
   if (accessType === 'scoped') {

@@ -72,6 +72,9 @@ function invalid(pointer: string, message: string): ServiceError {
 export function createInstance(db: Db, v: { slug: string; name?: string; timezone?: string }, at: number): store.InstanceRow {
   const slug = v.slug.trim().toLowerCase();
   if (!slugPattern.test(slug)) throw invalid('/slug', 'slug must be 1-63 lowercase letters, digits or hyphens');
+  // Every named thing of the CLI refuses an empty name (templates, fields, forms, terms): an
+  // instance too, rather than one listed as "".
+  if (v.name !== undefined && v.name.trim() === '') throw invalid('/name', 'name must not be empty (omit --name to use the slug)');
   const typed = v.timezone ?? 'UTC';
   if (!isValidTimezone(typed)) throw invalid('/timezone', `unknown IANA time zone: ${typed}`);
   // Zone names match in any case; the instance keeps the canonical spelling (america/santiago

@@ -24,6 +24,7 @@ t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
     [['instance', 'disable', 'nobody'], 'instance_not_found'],
     [['apikey', 'create', 'nobody'], 'instance_not_found'],
     [['instance', 'limits', 'nobody', '--send-limit', '5'], 'instance_not_found'],
+    [['instance', 'create', 'blank', '--name', ' '], 'validation_error'],
   ];
   for (const [args, code] of cases) {
     const r = await s.cli(...args, '--json');
@@ -35,6 +36,7 @@ t.test('CLI failures print {code, detail} and exit non-zero', async (t) => {
   t.equal((await s.cli('instance', 'create', 'tzkyiv', '--timezone', 'Europe/Kyiv', '--json')).json.timezone, 'Europe/Kyiv', 'a renamed zone keeps its current name');
   await s.cli('instance', 'create', 'dup', '--json');
   t.equal((await s.cli('instance', 'create', 'dup', '--json')).json.code, 'instance_already_exists');
+  t.equal((await s.cli('apikey', 'create', 'dup', '--name', '', '--json')).json.code, 'validation_error', 'an empty key name, as every other empty name');
   const badLimit = await s.cli('instance', 'limits', 'dup', '--send-limit', 'lots', '--json');
   t.equal(badLimit.json.code, 'validation_error');
   const badCidr = await s.cli('instance', 'limits', 'dup', '--ip-allow', '10.0.0.0/99', '--json');
