@@ -71,11 +71,21 @@ export function requireDomainByName(db: Db, instanceId: number, name: string): s
   return d;
 }
 
+/** 253 (RFC 1035, written form) less the longest prefix of its records: the 20-letter ownership token and a dot. */
+const maxDomainLength = 253 - 21;
+
 export function parseDomainName(input: string, pointer = '/domain'): string {
   const domain = normalizeDomain(input);
   if (!domain) {
     throw new ServiceError('validation_error', 'Invalid domain name.', {
       errors: [{ pointer, code: 'value_error', message: 'is not a valid domain name' }],
+    });
+  }
+  // Its records are published at longer names (`<ownership token>.<domain>`, 21 more octets):
+  // past 232 they would pass the 253 of a DNS name, and every validation fail without a verdict.
+  if (domain.length > maxDomainLength) {
+    throw new ServiceError('validation_error', `Domain name too long: at most ${maxDomainLength} characters, so its DNS records fit.`, {
+      errors: [{ pointer, code: 'string_too_long', message: `String should have at most ${maxDomainLength} characters (its records' names add 21)`, params: { max_length: maxDomainLength } }],
     });
   }
   if (isSandboxDomain(domain)) {

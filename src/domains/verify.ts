@@ -96,12 +96,15 @@ export async function runChecks(dns: DnsClient, d: store.DomainRow, hostname: st
   }
 }
 
-/** The new row states: revoked records stay revoked (an administrative state, not a DNS one). */
+/**
+ * The new row states: revoked records stay revoked (an administrative state, not a DNS one), but
+ * their dates move like the others': each is "the date of the last validation of that record,
+ * successful or not" (spec, Domain), and this validation did query it.
+ */
 export function nextStates(d: store.DomainRow, c: Checks, at: number): store.DomainStates {
   const s: store.DomainStates = { ...d, last_verification_at: at };
   for (const k of ['mx', 'spf', 'dkim', 'dmarc'] as const) {
-    if (d[`${k}_status`] === 'revoked') continue;
-    s[`${k}_status`] = c[k] ? 'verified' : 'failed';
+    if (d[`${k}_status`] !== 'revoked') s[`${k}_status`] = c[k] ? 'verified' : 'failed';
     s[`${k}_verified_at`] = at;
   }
   if (c.ownership === true) s.ownership_verified_at = at;

@@ -48,6 +48,12 @@ t.test('domain names are normalized: case, trailing dot and internationalized na
   t.same(status.body, { id: upper.json.id, domain: 'news.example.com', is_verified: false }, 'status by name normalizes too');
   const bad = await s.cli('domain', 'add', slug, 'not a domain', '--json');
   t.equal(bad.json.code, 'validation_error');
+  // Its records live at longer names (the ownership CNAME adds 21): past 232 they could not be
+  // published, and every validation would be a 503 forever.
+  const named = (n: number) => `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(n)}.example`; // 200 + n
+  t.equal((await s.cli('domain', 'add', slug, named(32), '--json')).code, 0, 'a name of 232 characters');
+  const tooLong = await s.cli('domain', 'add', slug, named(33), '--json');
+  t.same([tooLong.json.code, tooLong.json.errors?.[0]?.pointer, tooLong.json.errors?.[0]?.code], ['validation_error', '/domain', 'string_too_long'], 'one of 233');
 });
 
 t.test('a name under sandbox.test is rejected with 422', async (t) => {
@@ -90,9 +96,14 @@ t.test('domain revoke sets the four states to revoked and validate does not undo
   t.same(states(r.json), { mx: 'revoked', spf: 'revoked', dkim: 'revoked', dmarc: 'revoked' });
   t.equal(r.json.is_verified, false);
   t.equal(r.json.mx_verified_at, verified.mx_verified_at, 'timestamps untouched');
+  await new Promise((resolve) => setTimeout(resolve, 1100)); // a later second than the first validation
   const v = await f.validate();
   t.equal(v.status, 200);
   t.same(states(v.body), { mx: 'revoked', spf: 'revoked', dkim: 'revoked', dmarc: 'revoked' }, 'revocation is administrative');
+  for (const k of ['mx', 'spf', 'dkim', 'dmarc']) {
+    t.equal(v.body[`${k}_verified_at`], v.body.last_verification_at, `${k}_verified_at: the date of this validation, which queried the record`);
+    t.not(v.body[`${k}_verified_at`], verified[`${k}_verified_at`]);
+  }
   const sandbox = await f.s.cli('domain', 'revoke', f.slug, `${f.slug}.sandbox.test`, '--json');
   t.equal(sandbox.json.code, 'domain_is_sandbox');
   const rotate = await f.s.cli('domain', 'dkim', 'rotate', f.slug, `${f.slug}.sandbox.test`, '--json');
