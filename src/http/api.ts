@@ -82,12 +82,14 @@ function wellEncoded(querystring: string): boolean {
  */
 export function intParam(ctx: Ctx, name: string): number {
   const raw = ctx.params[name];
-  if (!/^-?\d{1,15}$/.test(raw ?? '')) {
+  if (!/^-?\d+$/.test(raw ?? '')) {
     throw new ServiceError('validation_error', `Path parameter ${name} must be an integer.`, {
       errors: [{ pointer: `/${name}`, code: 'int_parsing', message: 'Input should be a valid integer' }],
     });
   }
-  return Number(raw);
+  // An integer past 2^53 - 1 is still an integer, one no row has: never rounded to a near id.
+  const id = Number(raw);
+  return Number.isSafeInteger(id) ? id : -1;
 }
 
 export function pageOf(q: { page?: number; page_size?: number }, defaultSize = 20): PageRequest {

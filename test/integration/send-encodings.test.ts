@@ -1,6 +1,8 @@
 import t from 'tap';
 import zlib from 'node:zlib';
+import http from 'node:http';
 import { sendFixture } from './send-fixture';
+import { startTestService } from '../helpers/service';
 
 const MB = 1024 * 1024;
 
@@ -27,6 +29,32 @@ t.test('a gzip bomb (small compressed, over 20 MB inflated) is 413 with max_byte
   t.equal(r.status, 413);
   t.match(r.body, { code: 'request_too_large', max_bytes: 20 * MB });
   t.ok(process.memoryUsage().rss - rssBefore < 150 * MB, 'the service did not inflate the bomb in memory');
+});
+
+t.test('gzip: the 20 MB limit holds for the bytes transferred too, declared or streamed', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const body = { sender_email: `sandbox@${slug}.sandbox.test`, to: [{ email: `a@${slug}.sandbox.test` }], subject: 'Padded', html: '<p>x</p>' };
+  // A valid gzip member whose header carries a 21 MB comment (FCOMMENT): it inflates to a small,
+  // valid send, so only the transferred size can refuse it.
+  const plain = zlib.gzipSync(JSON.stringify(body));
+  const padded = Buffer.concat([plain.subarray(0, 3), Buffer.from([plain[3] | 0x10]), plain.subarray(4, 10), Buffer.alloc(21 * MB, 0x61), Buffer.from([0]), plain.subarray(10)]);
+  t.same(JSON.parse(zlib.gunzipSync(padded).toString()), body, 'the padded member is valid gzip');
+  const headers = { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' };
+  const declared = await s.api('POST', '/v1/mails/send', { raw: padded, headers });
+  t.same([declared.status, declared.body.code, declared.body.max_bytes], [413, 'request_too_large', 20 * MB], 'with a Content-Length');
+  const streamed = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = http.request(`${s.url}/v1/mails/send`, { method: 'POST', headers: { ...headers, Authorization: `Bearer ${key}`, 'X-Instance-Slug': slug } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    for (let at = 0; at < padded.length; at += MB) req.write(padded.subarray(at, at + MB));
+    req.end();
+  });
+  t.same([streamed.status, streamed.body.code, streamed.body.max_bytes], [413, 'request_too_large', 20 * MB], 'chunked, counted while streaming');
+  t.equal((await s.api('GET', '/v1/mails')).body.data.length, 0, 'nothing accepted');
 });
 
 t.test('a body over 20 MB is 413 request_too_large with max_bytes', async (t) => {

@@ -14,6 +14,8 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['text sent with template_id', { template_id: 1, subject: undefined, html: undefined, text: 'x' }, '/text'],
     ['a template_id past 2^53 - 1 (JSON cannot carry it exactly)', { template_id: 2 ** 53 + 2, subject: undefined, html: undefined }, '/template_id'],
     ['subject over 254 characters', { subject: 'x'.repeat(255) }, '/subject'],
+    ['a lone surrogate (valid JSON, no UTF-8 text) in custom_msg_id', { custom_msg_id: 'a\udc00' }, '/custom_msg_id'],
+    ['a lone surrogate in a header value', { headers: { 'X-Note': '\ud800x' } }, '/headers/X-Note'],
     ['empty subject', { subject: '' }, '/subject'],
     ['empty html', { html: '' }, '/html'],
     ['empty text', { text: '' }, '/text'],

@@ -2,7 +2,7 @@
  * Request bodies under a byte limit that applies to the bytes transferred and, with
  * `Content-Encoding: gzip`, to the inflated bytes too (413 with max_bytes, decided while
  * streaming: an unbounded body or a gzip bomb is never held in memory). Every body is read by
- * the libraries co-body (koa-body's reader) is made of: inflation + raw-body do the decoding and
+ * the libraries co-body (koa-body's reader) is made of: zlib's gunzip (as co-body's inflation sets it up) + raw-body do the decoding and
  * the limit; JSON is then parsed by @hapi/bourne, as co-body does, after a nesting guard co-body
  * lacks (parseJsonBody); a multipart body is split by busboy (multipart.ts). Library errors become the
  * spec's codes here: 413 request_too_large, 400 malformed_request (an encoding other than gzip
@@ -11,7 +11,8 @@
 import type Koa from 'koa';
 import bourne from '@hapi/bourne';
 import getRawBody from 'raw-body';
-import inflate from 'inflation';
+import zlib from 'node:zlib';
+import { Transform, type Readable } from 'node:stream';
 import { pointerToken, ServiceError, validationError } from '../../errors';
 import type { AppState } from '../api';
 import { parseMultipart, type FilePart } from './multipart';
@@ -26,7 +27,7 @@ export function hasBody(ctx: Koa.Context): boolean {
 const tooLarge = (limit: number): ServiceError =>
   new ServiceError('request_too_large', `The request body exceeds ${limit} bytes (transferred or decompressed).`, { max_bytes: limit });
 
-/** The spec's error for what raw-body, inflation, zlib or the JSON parser threw. */
+/** The spec's error for what raw-body, zlib or the JSON parser threw. */
 function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string): unknown {
   const e = err as { status?: number; code?: unknown } | null;
   if (e?.status === 413) {
@@ -62,30 +63,47 @@ function protoPointer(root: unknown): string | null {
   return null;
 }
 
-/**
- * The spec names gzip only: other encodings (inflation would also take deflate and br) are 415.
- * The header is normalized for inflation, which matches it case-sensitively; x-gzip is gzip.
- */
+/** The spec names gzip only (x-gzip is gzip): other encodings, deflate and br included, are 415. */
 function checkEncoding(ctx: Koa.Context): 'identity' | 'gzip' {
   const given = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
   const encoding = given === 'x-gzip' ? 'gzip' : given;
   if (encoding !== 'identity' && encoding !== 'gzip') {
     throw new ServiceError('unsupported_media_type', `Content-Encoding ${given} is not supported; use gzip or none.`);
   }
-  ctx.req.headers['content-encoding'] = encoding;
   return encoding;
 }
 
 /** Reads the whole body, inflating gzip, never past `limit` bytes on either side. */
 export async function readBody(ctx: Koa.Context, limit = maxBodyBytes, what = 'multipart'): Promise<Buffer> {
   const identity = checkEncoding(ctx) === 'identity';
-  const length = identity && ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined;
+  const declared = ctx.get('content-length') ? Number(ctx.get('content-length')) : undefined;
   try {
     // raw-body counts the decoded bytes; a declared length over the limit is refused unread.
-    return await getRawBody(inflate(ctx.req) as NodeJS.ReadableStream & import('node:stream').Readable, { limit, length });
+    if (identity) return await getRawBody(ctx.req, { limit, length: declared });
+    // Compressed, the limit holds for the bytes transferred too (spec, Limits): a gzip member can
+    // carry any amount of header (FEXTRA, FCOMMENT) that inflates to nothing.
+    if (declared !== undefined && declared > limit) throw Object.assign(new Error('request entity too large'), { status: 413 });
+    const transferred = capped(ctx.req, limit);
+    const inflated = transferred.pipe(zlib.createUnzip()); // what inflation does for gzip
+    transferred.on('error', (err) => inflated.destroy(err));
+    return await getRawBody(inflated, { limit });
   } catch (err) {
     throw bodyError(ctx, err, limit, what);
   }
+}
+
+/** The stream's bytes, failing with a 413 (as raw-body's own limit does) once more than `limit` went through. */
+function capped(source: Readable, limit: number): Transform {
+  let seen = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > limit) done(Object.assign(new Error('request entity too large'), { status: 413 }));
+      else done(null, chunk);
+    },
+  });
+  source.on('error', (err) => counter.destroy(err));
+  return source.pipe(counter);
 }
 
 export type ParsedBody =
@@ -119,8 +137,9 @@ function parseJsonBody(bytes: Buffer): unknown {
   if (nesting === 'wide') {
     throw validationError([{ pointer: widestMember(text), code: 'value_error.size', message: `The body holds more than ${maxJsonMembers} values; no request of the API has as many` }]);
   }
+  let body: unknown;
   try {
-    return bourne.parse(text, { protoAction: 'error' });
+    body = bourne.parse(text, { protoAction: 'error' });
   } catch (err) {
     // bourne's guard refuses a "__proto__" key: the JSON itself is valid, so it is a field the
     // schema does not allow (CONTRACT §6: 422), named by its pointer.
@@ -130,6 +149,35 @@ function parseJsonBody(bytes: Buffer): unknown {
     }
     throw malformed();
   }
+  // An escaped lone surrogate ("\udc00") is valid JSON but no text UTF-8 can hold: stored, it
+  // would come back as U+FFFD, not "as given", and measure otherwise than it was checked.
+  if (surrogateEscape.test(text)) {
+    const pointer = illFormedPointer(body);
+    if (pointer !== null) throw validationError([{ pointer, code: 'value_error.unicode', message: 'The text holds a lone UTF-16 surrogate, which no UTF-8 text can store' }]);
+  }
+  return body;
+}
+
+const surrogateEscape = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+const loneSurrogate = /\p{Cs}/u;
+
+/** The pointer of the first string (value or key) holding a lone surrogate; walked with a stack, like protoPointer. */
+function illFormedPointer(root: unknown): string | null {
+  const stack: { value: unknown; pointer: string }[] = [{ value: root, pointer: '' }];
+  while (stack.length > 0) {
+    const { value, pointer } = stack.pop() as { value: unknown; pointer: string };
+    if (typeof value === 'string') {
+      if (loneSurrogate.test(value)) return pointer;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    for (const [key, child] of Object.entries(value)) {
+      const at = `${pointer}/${pointerToken(key)}`;
+      if (loneSurrogate.test(key)) return at;
+      stack.push({ value: child, pointer: at });
+    }
+  }
+  return null;
 }
 
 /** JSON, or multipart/form-data when `multipart` is set (a route that takes file parts). */
