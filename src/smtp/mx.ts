@@ -24,6 +24,11 @@ export interface MxDeps { db: Db; config: Readonly<Config>; log: Logger }
 
 type Role = { kind: 'bounce' | 'unsubscribe'; mailId: string } | { kind: 'complaints' };
 const MAX_REPORT_BYTES = 10 * 1024 * 1024;
+/** Bytes of reports all sessions may hold at once while receiving them (six at the maximum size). */
+const MAX_HELD_BYTES = 64 * 1024 * 1024;
+let heldBytes = 0;
+/** Sessions the MX serves at once (Postfix's default process limit is 100); the next is told 421. */
+const MAX_SESSIONS = 100;
 
 /** Roles of the accepted recipients of each session's transaction. */
 const sessionRoles = new WeakMap<SMTPServerSession, Role[]>();
@@ -221,6 +226,7 @@ function createServer(deps: MxDeps): CompletingServer {
     disabledCommands: ['AUTH', 'STARTTLS'],
     authOptional: true,
     size: MAX_REPORT_BYTES,
+    maxClients: MAX_SESSIONS,
     logger: false,
     // The stop is bounded (CONTRACT §1): smtp-server's own default would hold it for 30 s.
     closeTimeout: deps.config.shutdownTimeout * 1000,
@@ -238,19 +244,45 @@ function createServer(deps: MxDeps): CompletingServer {
     },
     onData(stream: SMTPServerDataStream, session, cb) {
       // Counted while streaming, and nothing kept past the limit: the MX takes mail from anyone,
-      // and a sender streaming a gigabyte must not make the one process hold it.
+      // and a sender streaming a gigabyte must not make the one process hold it. Nor may many
+      // senders at once: the reports held by all sessions share one budget, and a message that
+      // would pass it is refused for now (452: retry later), as Postfix defers when its queue
+      // file system is short (60 sessions of 10 MB took the process to 2 GB).
       const chunks: Buffer[] = [];
       let size = 0;
+      let mine = 0;
+      let deferred = false;
+      const release = (): void => {
+        heldBytes -= mine;
+        mine = 0;
+        chunks.length = 0;
+      };
       stream.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > MAX_REPORT_BYTES) chunks.length = 0;
-        else chunks.push(c);
+        if (deferred || size > MAX_REPORT_BYTES) return release();
+        if (heldBytes + c.length > MAX_HELD_BYTES) {
+          deferred = true;
+          return release();
+        }
+        chunks.push(c);
+        mine += c.length;
+        heldBytes += c.length;
       });
+      stream.once('error', release);
       stream.on('end', () => {
+        if (stream.sizeExceeded || size > MAX_REPORT_BYTES || deferred) release();
         if (stream.sizeExceeded || size > MAX_REPORT_BYTES) return cb(smtpError(552, '5.3.4 report too large'));
+        if (deferred) {
+          deps.log.warn({ event: 'mx.deferred', held: heldBytes }, 'inbound report deferred: too many held at once');
+          return cb(smtpError(452, '4.3.1 too many reports in progress, try again later'));
+        }
         const roles = sessionRoles.get(session) ?? [];
         sessionRoles.delete(session);
-        handle(deps, secret, Buffer.concat(chunks), roles)
+        const message = Buffer.concat(chunks);
+        chunks.length = 0;
+        // The budget stays taken while the report is parsed: the parse holds it (and more).
+        handle(deps, secret, message, roles)
+          .finally(release)
           .then((what) => {
             deps.log.info({ event: 'mx.received', what }, `inbound report: ${what}`);
             cb(null, '2.0.0 Ok: report received');

@@ -63,6 +63,6 @@ export async function loadTlsCredentials(config: Readonly<Pick<Config, 'dataDir'
   });
   // Key first, certificate last: the certificate's presence marks a complete pair.
   writeAtomic(keyFile, pems.private, 0o600);
-  writeAtomic(certFile, pems.cert, 0o644);
+  writeAtomic(certFile, pems.cert, 0o600); // public, but every file of the data dir is 0600 (README)
   return { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private), source: 'generated' };
 }
