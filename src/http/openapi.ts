@@ -86,7 +86,7 @@ function operation(ep: Endpoint): Json {
   };
   const problem = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
   const codes = new Set<keyof typeof catalog>(['unauthorized', 'forbidden', 'ip_not_allowed', ...(ep.errors ?? [])]);
-  if (ep.query) codes.add('malformed_request');
+  if (ep.query) { codes.add('malformed_request'); codes.add('validation_error'); }
   if (ep.body) { codes.add('validation_error'); codes.add('unsupported_media_type'); codes.add('malformed_request'); codes.add('request_too_large'); }
   else if (ep.method !== 'get') codes.add('request_too_large'); // a body sent anyway is dropped unread, its size bounded (noBody)
   const byStatus = new Map<number, string[]>();

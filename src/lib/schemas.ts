@@ -8,7 +8,7 @@ import path from 'node:path';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { schemaDir } from './paths';
-import { pointerToken, ServiceError, type FieldError } from '../errors';
+import { pointerToken, ServiceError, validationError, type FieldError } from '../errors';
 
 export type SchemaDoc = Record<string, unknown> & { $id: string };
 
@@ -178,6 +178,11 @@ function paramsOf(id: string, type: 'boolean' | 'integer'): string[] {
   return names;
 }
 
+function repeatedScalars(id: string, query: Record<string, unknown>): string[] {
+  const lists = queryParameters(id).filter(({ schema: p }) => p.type === 'array').map((p) => p.name);
+  return Object.keys(query).filter((name) => Array.isArray(query[name]) && !lists.includes(name) && declaredParams(id).has(name));
+}
+
 // An integer in a query is written in decimal digits: ajv's coercion also takes `1e1`, `0x5`
 // and `5.0`, which no client means as a page number.
 const decimalInteger = /^[+-]?\d+$/;
@@ -190,6 +195,11 @@ export function validateQuery<T>(id: string, query: Record<string, unknown>): T 
     if ((Array.isArray(v) ? v : [v]).some((x) => typeof x === 'string' && x.includes('\0'))) {
       throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: it contains a NUL character.`);
     }
+  }
+  // A parameter of one value given twice (`?status=1&status=2`) is malformed whatever its type,
+  // before its values are judged: which one was meant cannot be told.
+  for (const name of repeatedScalars(id, copy)) {
+    throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: it takes one value and was given several.`);
   }
   // ajv coerces only "true"/"false": `?is_active=1` or `=TRUE` is just as clear a boolean.
   for (const name of paramsOf(id, 'boolean')) {
@@ -205,10 +215,18 @@ export function validateQuery<T>(id: string, query: Record<string, unknown>): T 
   }
   const v = compiled(queryAjv, id);
   if (!v(copy)) {
-    // errors[] is a 422-only member (spec, Errors): the 400 names the parameter in its detail.
-    const first = fieldErrors(v.errors)[0];
-    const name = first ? first.pointer.slice(1) : '';
-    throw new ServiceError('malformed_request', name ? `Query parameter ${name} is malformed: ${first?.message ?? 'invalid'}.` : 'A query parameter is malformed.');
+    // Spec, Errors: 400 is a parameter "malformed, rejected before schema validation": one that
+    // does not read as its type (an integer, a boolean, one value, a YYYY-MM-DD date). A value
+    // that reads but breaks the schema (a page_size of 101, a status of 8, an enum it does not
+    // list, a missing list) is 422 with its errors[], as CONTRACT §6 splits bodies.
+    const unreadable = (v.errors ?? []).find((e) => e.keyword === 'type' || e.keyword === 'pattern' || e.keyword === 'format');
+    if (unreadable) {
+      // errors[] is a 422-only member (spec, Errors): the 400 names the parameter in its detail.
+      const first = toFieldError(unreadable);
+      throw new ServiceError('malformed_request', `Query parameter ${first.pointer.slice(1).split('/')[0]} is malformed: ${first.message}.`);
+    }
+    const errors = fieldErrors(v.errors);
+    throw validationError(errors, `Query parameter ${errors[0]?.pointer.slice(1).split('/')[0] ?? ''} is invalid: ${errors[0]?.message ?? 'invalid'}.`);
   }
   // Unknown parameters are ignored (README), so none reaches a route unvalidated: a shared
   // filter read `recipient` from a route that does not declare it and threw on `?recipient=a&recipient=b`.

@@ -75,13 +75,18 @@ t.test('the list omits html and config, filters by partial name and by status, a
   t.same(await names('status=public&name=promo'), ['Promo 100% off', 'Promo 1000 off']);
 });
 
-t.test('malformed list parameters are 400 malformed_request', async (t) => {
+t.test('malformed list parameters are 400 malformed_request; values out of the schema are 422', async (t) => {
   const s = await startTestService(t);
   await s.tenant();
-  for (const qs of ['page=0', 'page=abc', 'page_size=0', 'page_size=101', 'status=archived', 'page=1.5']) {
+  for (const qs of ['page=abc', 'page=1.5', 'page_size=', 'status=draft&status=public']) {
     const r = await s.api('GET', `/v1/mail-templates?${qs}`);
-    t.equal(r.status, 400, qs);
-    t.equal(r.body.code, 'malformed_request', qs);
+    t.same([r.status, r.body.code], [400, 'malformed_request'], qs);
+    t.notOk('errors' in r.body, `${qs}: errors[] is a 422 member`);
+  }
+  for (const [qs, pointer, code] of [['page=0', '/page', 'greater_than_equal'], ['page_size=0', '/page_size', 'greater_than_equal'],
+    ['page_size=101', '/page_size', 'less_than_equal'], ['status=archived', '/status', 'enum']]) {
+    const r = await s.api('GET', `/v1/mail-templates?${qs}`);
+    t.same([r.status, r.body.code, r.body.errors?.[0]?.pointer, r.body.errors?.[0]?.code], [422, 'validation_error', pointer, code], qs);
   }
 });
 

@@ -158,7 +158,7 @@ t.test('the history is newest first, keeps a grant and its revocation, and filte
   t.same(await ids('status=confirmed'), [code.id, revoke.id, grant.id]);
   t.same(await ids('status=pending'), []);
   t.same(await ids('page=2&page_size=1'), [revoke.id]);
-  t.equal((await s.api('GET', '/v1/consent-events?status=bogus')).status, 400);
+  t.equal((await s.api('GET', '/v1/consent-events?status=bogus')).status, 422, 'a status the enum does not list');
   t.equal((await s.api('GET', '/v1/consent-events?term_id=abc')).body.code, 'malformed_request');
 });
 

@@ -100,17 +100,17 @@ t.test('several pairs resolved together: each pair alone, and combined where a r
   t.equal((await resolve(s, 'contacts=cust-7&contact_types=uniquecode&channel=mail&purpose=marketing')).body.results[0].decisions[0].state, 'no_record', 'uniquecodes are case-sensitive');
 });
 
-t.test('lists of different length are 409 consent_contact_pairs_mismatch in both forms; missing lists are 400', async (t) => {
+t.test('lists of different length are 409 consent_contact_pairs_mismatch in both forms; missing lists are 422', async (t) => {
   const { s } = await setup(t);
   for (const query of ['contacts=a%40b.cl,c%40d.cl&contact_types=email_address', 'contacts=a%40b.cl&contact_types=email_address&contact_types=uniquecode']) {
     const res = await resolve(s, query);
     t.equal(res.status, 409, query);
     t.equal(res.body.code, 'consent_contact_pairs_mismatch', query);
   }
-  t.equal((await resolve(s, 'contacts=a%40b.cl')).status, 400, 'contact_types missing');
-  t.equal((await resolve(s, 'contact_types=email_address')).body.code, 'malformed_request', 'contacts missing');
-  t.equal((await resolve(s, 'contacts=a%40b.cl&contact_types=fax_number')).status, 400, 'unknown type');
-  t.equal((await resolve(s, 'contacts=a%40b.cl&contact_types=email_address&channel=fax')).status, 400, 'unknown channel');
+  t.same((await resolve(s, 'contacts=a%40b.cl')).body.errors?.[0], { pointer: '/contact_types', code: 'missing', message: 'Field required' }, 'contact_types missing: 422');
+  t.equal((await resolve(s, 'contact_types=email_address')).body.code, 'validation_error', 'contacts missing');
+  t.equal((await resolve(s, 'contacts=a%40b.cl&contact_types=fax_number')).status, 422, 'unknown type');
+  t.equal((await resolve(s, 'contacts=a%40b.cl&contact_types=email_address&channel=fax')).status, 422, 'unknown channel');
   const scoped = await s.cli('apikey', 'create', (await s.tenant()).slug, '--scopes', 'consent:write', '--json');
   t.equal((await s.api('GET', '/v1/consent-rules/resolve?contacts=a%40b.cl&contact_types=email_address', { key: scoped.json.api_key })).status, 403, 'consent:read is required');
 });

@@ -88,12 +88,19 @@ t.test('HTTP conventions of every response', async (t) => {
     }
   });
 
-  t.test('a malformed query parameter is 400 malformed_request', async (t) => {
-    for (const q of ['page=0', 'page=abc', 'page_size=0', 'page_size=101', 'is_domain_verified=maybe']) {
+  t.test('a malformed query parameter is 400 malformed_request; one read but outside the schema is 422', async (t) => {
+    // Spec, Errors: 400 is "query parameter malformed, rejected before schema validation".
+    for (const q of ['page=abc', 'is_domain_verified=maybe', 'page_size=', 'page=1&page=2']) {
       const res = await s.api('GET', `/v1/senders?${q}`);
       t.equal(res.status, 400, q);
       t.equal(res.body.code, 'malformed_request', q);
       t.equal(res.body.type, 'https://estafeta.dev/problems/malformed-request');
+    }
+    for (const [q, pointer, code, params] of [['page=0', '/page', 'greater_than_equal', { ge: 1 }], ['page_size=0', '/page_size', 'greater_than_equal', { ge: 1 }],
+      ['page_size=101', '/page_size', 'less_than_equal', { le: 100 }]] as const) {
+      const res = await s.api('GET', `/v1/senders?${q}`);
+      t.same([res.status, res.body.code], [422, 'validation_error'], q);
+      t.match(res.body.errors, [{ pointer, code, params }], `${q}: errors[] names the parameter`);
     }
   });
 

@@ -59,10 +59,14 @@ t.test('GET /v1/mails filters, /v1/activities/sent and the by-id lookups', async
   const utc = localDate('UTC');
   t.equal((await get(`start_date=${utc}&end_date=${utc}&tz=Mars/Olympus`)).data.length, 4, 'an invalid zone is ignored (instance zone, UTC)');
   t.equal((await get('end_date=2020-01-01')).data.length, 0);
-  for (const bad of ['start_date=2026-13-01', 'end_date=yesterday', 'start_date=2026-02-30', 'status=8', 'opened=maybe', 'page_size=101']) {
+  for (const bad of ['start_date=2026-13-01', 'end_date=yesterday', 'start_date=2026-02-30', 'status=x']) {
     const r = await f.s.api('GET', `/v1/mails?${bad}`);
     t.equal(r.status, 400, bad);
     t.equal(r.body.code, 'malformed_request', bad);
+  }
+  for (const [bad, pointer] of [['status=8', '/status'], ['opened=maybe', '/opened'], ['page_size=101', '/page_size']]) {
+    const r = await f.s.api('GET', `/v1/mails?${bad}`);
+    t.same([r.status, r.body.code, r.body.errors?.[0]?.pointer], [422, 'validation_error', pointer], `${bad}: read, but outside the schema`);
   }
 
   const detail = await f.s.api('GET', `/v1/mails/${one.mail_id}`);

@@ -7,7 +7,7 @@ t.test('conformance details found in review', async (t) => {
   await s.tenant();
 
   t.test('a 400 malformed_request carries no errors[] and names the parameter in its detail', async (t) => {
-    for (const path of ['/v1/mail-templates?page=0', '/v1/fields?is_active=maybe', '/v1/forms?kind=x', '/v1/consent-events?term_id=x']) {
+    for (const path of ['/v1/mail-templates?page=x', '/v1/fields?is_active=maybe', '/v1/forms?kind=x&kind=y', '/v1/consent-events?term_id=x']) {
       const res = await s.api('GET', path);
       t.equal(res.status, 400, path);
       t.equal(res.body.code, 'malformed_request', path);
