@@ -86,7 +86,10 @@ export function trackHtml(html: string, mailId: string, links: LinkBuilder): str
  * drops it, with Content-Length, in message_drop_headers); the only DKIM-Signature is ours (compose),
  * and a client's would not verify on the tracked copy anyway.
  */
-const managed = new Set(['list-unsubscribe', 'list-unsubscribe-post', 'sender', 'bounce-to', 'x-mailer', 'priority', 'return-path', 'content-length', 'dkim-signature']);
+// Replaced by the platform's, or dropped as Postfix's message_drop_headers drops them (bcc,
+// content-length, resent-bcc): a Resent-Bcc given as a custom header would show every recipient
+// the hidden ones (the SMTP door already strips it at acceptance).
+const managed = new Set(['list-unsubscribe', 'list-unsubscribe-post', 'sender', 'bounce-to', 'x-mailer', 'priority', 'return-path', 'content-length', 'dkim-signature', 'bcc', 'resent-bcc']);
 
 export interface TrackOptions {
   mailId: string; links: LinkBuilder; unsubscribeMailto: string; trackHtml: boolean;

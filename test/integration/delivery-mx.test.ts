@@ -8,7 +8,7 @@ import { smtpConnect } from '../helpers/smtp-client';
 
 t.test('a send through the API reaches the MX of each recipient domain signed with the sender domain key, and each recipient gets its own tracked copy', async (t) => {
   const w = await startWorld(t);
-  const q = await w.send(['ana@example.test', 'bo@example.test'], { headers: { 'X-API-ID': 'abc', 'x-lower-case': 'v' } });
+  const q = await w.send(['ana@example.test', 'bo@example.test'], { headers: { 'X-API-ID': 'abc', 'x-lower-case': 'v', 'Resent-Bcc': 'hidden@example.test', 'Content-Length': '5' } });
   const spoolFile = (w.ts.svc.db.prepare('SELECT spool_file FROM messages WHERE msg_id = ?').get(q.msgId) as { spool_file: string }).spool_file;
   await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 3), { what: 'both mails sent' });
   t.equal(w.sink.received.length, 2, 'one delivery per recipient');
@@ -38,6 +38,7 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
     t.same(field('X-Mailer'), ['Estafeta']);
     t.same(field('Priority'), ['normal']);
     t.ok(/^X-API-ID: abc$/m.test(head) && /^x-lower-case: v$/m.test(head), 'custom header names as the client wrote them');
+    t.same([...head.matchAll(/^(Resent-Bcc|Content-Length):/gim)], [], 'Resent-Bcc and Content-Length dropped, as Postfix drops them');
     t.ok(m.raw.toString().includes(`List-Unsubscribe: <${w.ts.url}/t/u/${q.mailIds[i]}/`), 'with port 0, the default public URL names the port bound (CONTRACT §2)');
     t.match(m.raw.toString(), new RegExp(`^DKIM-Signature: [^]*?\\r\\nReceived: by mta\\.estafeta\\.test \\(Estafeta\\) with HTTP id ${q.msgId.replace('.', '\\.')}\\r\\n\\tfor <${rcpt}>; \\w{3}, \\d\\d \\w{3} \\d{4} \\d\\d:\\d\\d:\\d\\d \\+0000\\r\\n`),
       'the platform\'s Received line, under the signature');
