@@ -258,7 +258,11 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
       const unknown = unknownParameter(address, []);
       if (unknown) return callback(replies.unknownParameter(unknown));
       const rcpts = session.envelope.rcptTo;
-      const again = rcpts.some((r) => r.address.toLowerCase() === address.address.toLowerCase());
+      const again = rcpts.find((r) => r.address.toLowerCase() === address.address.toLowerCase());
+      // smtp-server merges a repeated recipient (any case) by replacing the first with the new
+      // one; the HTTP door keeps the first spelling of a duplicate, and both doors must store the
+      // same mails (CONTRACT §4): the replacement takes the first spelling.
+      if (again) address.address = again.address;
       callback(rcpts.length >= MAX_RECIPIENTS && !again ? replies.tooManyRecipients(MAX_RECIPIENTS) : null);
     },
     onData(stream, session, callback) {

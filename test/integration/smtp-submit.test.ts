@@ -214,6 +214,19 @@ t.test('the 51st RCPT is 452 4.5.3 and the first 50 are accepted', async (t) => 
   t.equal((await s.api('GET', `/v1/mails?msg_id=${msgId}&page_size=100`)).body.data.length, 50);
 });
 
+t.test('a recipient repeated in another case is one mail, stored with its first spelling, as over HTTP', async (t) => {
+  const s = await startTestService(t);
+  const { from, rcpt, c } = await session(t, s);
+  const { err, info } = await c.send(from, [rcpt('Ana'), rcpt('ana'), rcpt('ANA'), rcpt('bo')], message(from, rcpt('Ana'), 'Twice'));
+  t.equal(err, null);
+  const msgId = queued.exec(info?.response ?? '')?.[1] as string;
+  const smtp = (await s.api('GET', `/v1/mails?msg_id=${msgId}`)).body.data.map((m: { to: string }) => m.to).sort();
+  t.same(smtp, [rcpt('Ana'), rcpt('bo')], 'the first spelling kept');
+  const http = await s.api('POST', '/v1/mails/send', { body: { sender_email: from, to: [{ email: rcpt('Ana') }, { email: rcpt('ana') }, { email: rcpt('bo') }], subject: 's', html: 'x' } });
+  const viaHttp = (await s.api('GET', `/v1/mails?msg_id=${http.body.message_id}`)).body.data.map((m: { to: string }) => m.to).sort();
+  t.same(viaHttp, smtp, 'the same mails as the HTTP door stores');
+});
+
 // RFC 6531 §3.3: an SMTPUTF8 address is UTF-8. Bytes that are not reached the store as U+FFFD
 // and the mail went to an address the client never wrote.
 t.test('an address whose bytes are not UTF-8 is 553 5.1.3; the session goes on', async (t) => {
