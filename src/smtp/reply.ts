@@ -58,6 +58,7 @@ export const replies = {
   authRequired: () => smtpReply(530, '5.7.0', 'unauthorized', 'Authentication required: AUTH with the instance slug and an API key first.'),
   tooManyRecipients: (max: number) => smtpReply(452, '4.5.3', 'validation_error', `Too many recipients: at most ${max} per message.`),
   badAddress: () => smtpReply(553, '5.1.3', 'validation_error', 'The address is not valid UTF-8.'),
+  smtputf8Required: () => smtpReply(553, '5.6.7', 'validation_error', 'An address with UTF-8 needs SMTPUTF8 declared on MAIL FROM (RFC 6531).'),
   unknownParameter: (name: string) => smtpReply(555, '5.5.4', 'validation_error', `Parameter ${name} is not supported here.`),
   tooLarge: (max: number) => smtpReply(552, '5.3.4', 'request_too_large', `Message exceeds the maximum size of ${max} bytes.`),
 };

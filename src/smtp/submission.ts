@@ -41,6 +41,13 @@ function checkCredentials(db: Db, slug: string, apiKey: string, remoteIp: string
 /** Buffers the DATA stream up to the limit; past it, keeps counting and drops the bytes (null). */
 /** An address holding U+FFFD: the client's bytes were not UTF-8 (see onRcptTo). */
 const undecodable = (address: string): boolean => address.includes('\uFFFD');
+/**
+ * RFC 6531 §3.4: an address with UTF-8 is used only in a transaction whose MAIL declared
+ * SMTPUTF8 (nodemailer and Python's smtplib add it themselves); Postfix answers the others
+ * 553 5.6.7, and so does this door.
+ */
+const undeclaredUtf8 = (address: string, mail: { args?: false | Record<string, unknown> } | false): boolean =>
+  /[^\x00-\x7f]/.test(address) && !(mail && mail.args && mail.args.SMTPUTF8);
 
 function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
@@ -249,7 +256,8 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
       if (!(session.user instanceof SubmissionUser)) return callback(replies.authRequired());
       const unknown = unknownParameter(address, mailParameters);
       if (unknown) return callback(replies.unknownParameter(unknown));
-      callback(undecodable(address.address) ? replies.badAddress() : null);
+      if (undecodable(address.address)) return callback(replies.badAddress());
+      callback(undeclaredUtf8(address.address, address) ? replies.smtputf8Required() : null);
     },
     onRcptTo(address, session, callback) {
       // Bytes that are not UTF-8 reach us as U+FFFD: accepted, the mail would go to an address
@@ -257,6 +265,7 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
       if (undecodable(address.address)) return callback(replies.badAddress());
       const unknown = unknownParameter(address, []);
       if (unknown) return callback(replies.unknownParameter(unknown));
+      if (undeclaredUtf8(address.address, session.envelope.mailFrom)) return callback(replies.smtputf8Required());
       const rcpts = session.envelope.rcptTo;
       const again = rcpts.find((r) => r.address.toLowerCase() === address.address.toLowerCase());
       // smtp-server merges a repeated recipient (any case) by replacing the first with the new

@@ -249,6 +249,12 @@ t.test('an address whose bytes are not UTF-8 is 553 5.1.3; the session goes on',
   t.match(await reply(`MAIL FROM:<sandbox@${slug}.sandbox.test> SMTPUTF8\r\n`), /^250 /);
   t.match(await reply(Buffer.concat([Buffer.from('RCPT TO:<'), Buffer.from([0xff, 0xfe]), Buffer.from(`@${slug}.sandbox.test>\r\n`)])), /^553 5\.1\.3 validation_error /, 'RCPT TO');
   t.match(await reply(Buffer.from(`RCPT TO:<ñandú@${slug}.sandbox.test>\r\n`, 'utf8')), /^250 /, 'a UTF-8 local part is fine');
+  // RFC 6531 §3.4: only in a transaction that declared SMTPUTF8 (Postfix: 553 5.6.7).
+  t.match(await reply('RSET\r\n'), /^250 /);
+  t.match(await reply(`MAIL FROM:<sandbox@${slug}.sandbox.test>\r\n`), /^250 /);
+  t.match(await reply(Buffer.from(`RCPT TO:<ñandú@${slug}.sandbox.test>\r\n`, 'utf8')), /^553 5\.6\.7 validation_error /, 'a UTF-8 recipient without SMTPUTF8');
+  t.match(await reply('RSET\r\n'), /^250 /);
+  t.match(await reply(Buffer.from(`MAIL FROM:<josé@${slug}.sandbox.test>\r\n`, 'utf8')), /^553 5\.6\.7 validation_error /, 'a UTF-8 sender without SMTPUTF8');
   t.match(await reply('QUIT\r\n'), /^221 /);
 });
 
