@@ -196,6 +196,8 @@ export function validateQuery<T>(id: string, query: Record<string, unknown>): T 
       throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: it contains a NUL character.`);
     }
   }
+  // Spec, GET /v1/activities/sent: recipient_operator is "ignored without recipient", whatever it says.
+  if (copy.recipient === undefined && declaredParams(id).has('recipient_operator')) delete copy.recipient_operator;
   // A parameter of one value given twice (`?status=1&status=2`) is malformed whatever its type,
   // before its values are judged: which one was meant cannot be told.
   for (const name of repeatedScalars(id, copy)) {
