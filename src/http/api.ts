@@ -87,9 +87,15 @@ export function intParam(ctx: Ctx, name: string): number {
       errors: [{ pointer: `/${name}`, code: 'int_parsing', message: 'Input should be a valid integer' }],
     });
   }
-  // An integer past 2^53 - 1 is still an integer, one no row has: never rounded to a near id.
+  // Past 2^53 - 1 the number read is no longer the one written (9007199254740993 reads as
+  // ...992): refused as a JSON body's id is, never looked up as a near id.
   const id = Number(raw);
-  return Number.isSafeInteger(id) ? id : -1;
+  if (!Number.isSafeInteger(id)) {
+    throw new ServiceError('validation_error', `Path parameter ${name} is past ${Number.MAX_SAFE_INTEGER}.`, {
+      errors: [{ pointer: `/${name}`, code: 'less_than_equal', message: `Input should be less than or equal to ${Number.MAX_SAFE_INTEGER}`, params: { le: Number.MAX_SAFE_INTEGER } }],
+    });
+  }
+  return id;
 }
 
 export function pageOf(q: { page?: number; page_size?: number }, defaultSize = 20): PageRequest {

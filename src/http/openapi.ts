@@ -96,7 +96,7 @@ function operation(ep: Endpoint): Json {
   }
   // What any route can answer: an unknown path (404 not_found), a verb the path does not take
   // (405 method_not_allowed, with Allow), an unexpected failure (500 internal_error).
-  responses.default = { description: 'Error codes: not_found (404, unknown route), method_not_allowed (405, with an Allow header), internal_error (500)', headers: { ...headers(['X-Request-Id']), Allow: { description: 'On a 405: the methods the path accepts (a GET path also HEAD).', schema: { type: 'string' } } }, content: problem };
+  responses.default = { description: 'Error codes: not_found (404, unknown route), method_not_allowed (405, with an Allow header), uri_too_long (414, a request line over 16 KB), request_header_fields_too_large (431), not_implemented (501, a method no registry knows), internal_error (500)', headers: { ...headers(['X-Request-Id']), Allow: { description: 'On a 405: the methods the path accepts (a GET path also HEAD).', schema: { type: 'string' } } }, content: problem };
   return {
     summary: ep.summary,
     tags: [ep.tag],

@@ -81,10 +81,14 @@ t.test('HTTP conventions of every response', async (t) => {
   });
 
   t.test('an integer id no resource has is that resource\'s 404', async (t) => {
-    for (const id of ['0', '-1', '1000000000000000', '9007199254740993', '9'.repeat(40)]) {
+    for (const id of ['0', '-1', '1000000000000000', String(Number.MAX_SAFE_INTEGER)]) {
       const res = await s.api('GET', `/v1/domains/${id}`);
       t.equal(res.status, 404, id);
       t.equal(res.body.code, 'domain_not_found', id);
+    }
+    for (const id of ['9007199254740993', '9'.repeat(40)]) {
+      const res = await s.api('GET', `/v1/domains/${id}`);
+      t.same([res.status, res.body.errors?.[0]?.pointer, res.body.errors?.[0]?.code], [422, '/id', 'less_than_equal'], `${id}: past 2^53 - 1, not read exactly`);
     }
   });
 

@@ -98,6 +98,18 @@ t.test('multipart/form-data: JSON fields as strings, attachments as binary file 
   t.equal(bad.status, 422, 'a text part named attachments');
   t.equal(bad.body.errors[0].pointer, '/attachments');
 
+  // A text part is UTF-8 unless it names a charset: bytes that are not are malformed (as in JSON),
+  // never stored with U+FFFD in their place.
+  const latin1 = multipart([...fields.filter((p) => p.name !== 'subject'), { name: 'subject', content: Buffer.from([0x41, 0xff, 0xfe, 0x42]) }]);
+  const before = (await f.s.api('GET', '/v1/mails')).body.data.length;
+  const lr = await f.s.api('POST', '/v1/mails/send', { raw: latin1.body, headers: { 'Content-Type': latin1.type } });
+  t.same([lr.status, lr.body.code], [400, 'malformed_request'], 'a text part that is not UTF-8');
+  t.equal((await f.s.api('GET', '/v1/mails')).body.data.length, before, 'nothing stored');
+  const named = multipart([...fields.filter((p) => p.name !== 'subject'), { name: 'subject', type: 'text/plain; charset=iso-8859-1', content: Buffer.from([0x4f, 0x6c, 0xe9]) }]);
+  const nr = await f.s.api('POST', '/v1/mails/send', { raw: named.body, headers: { 'Content-Type': named.type } });
+  t.equal(nr.status, 200, 'a part naming its charset is read in it');
+  t.equal((await f.s.api('GET', `/v1/mails?msg_id=${nr.body.message_id}`)).body.data[0].subject, 'Olé');
+
   const badJson = multipart([...fields.filter((p) => p.name !== 'to'), { name: 'to', value: '[{"email":' }]);
   const bj = await f.s.api('POST', '/v1/mails/send', { raw: badJson.body, headers: { 'Content-Type': badJson.type } });
   t.equal(bj.status, 422);

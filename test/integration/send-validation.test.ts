@@ -16,6 +16,7 @@ t.test('every contract violation is a 422 whose errors[] point at the field', as
     ['subject over 254 characters', { subject: 'x'.repeat(255) }, '/subject'],
     ['a lone surrogate (valid JSON, no UTF-8 text) in custom_msg_id', { custom_msg_id: 'a\udc00' }, '/custom_msg_id'],
     ['a lone surrogate in a header value', { headers: { 'X-Note': '\ud800x' } }, '/headers/X-Note'],
+    ['a NUL in custom_msg_id (no query filter could find it again)', { custom_msg_id: 'id\u0000x' }, '/custom_msg_id'],
     ['empty subject', { subject: '' }, '/subject'],
     ['empty html', { html: '' }, '/html'],
     ['empty text', { text: '' }, '/text'],

@@ -150,18 +150,19 @@ function parseJsonBody(bytes: Buffer): unknown {
     throw malformed();
   }
   // An escaped lone surrogate ("\udc00") is valid JSON but no text UTF-8 can hold: stored, it
-  // would come back as U+FFFD, not "as given", and measure otherwise than it was checked.
-  if (surrogateEscape.test(text)) {
+  // would come back as U+FFFD, not "as given", and measure otherwise than it was checked. A NUL
+  // ("\u0000") is no text a field of the API means, and no query filter could find it again.
+  if (unstorableEscape.test(text)) {
     const pointer = illFormedPointer(body);
-    if (pointer !== null) throw validationError([{ pointer, code: 'value_error.unicode', message: 'The text holds a lone UTF-16 surrogate, which no UTF-8 text can store' }]);
+    if (pointer !== null) throw validationError([{ pointer, code: 'value_error.unicode', message: 'The text holds a NUL or a lone UTF-16 surrogate, which no field can store as given' }]);
   }
   return body;
 }
 
-const surrogateEscape = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
-const loneSurrogate = /\p{Cs}/u;
+const unstorableEscape = /\\u(?:[dD][89a-fA-F][0-9a-fA-F]{2}|0000)/;
+const loneSurrogate = /\p{Cs}|\0/u;
 
-/** The pointer of the first string (value or key) holding a lone surrogate; walked with a stack, like protoPointer. */
+/** The pointer of the first string (value or key) holding a lone surrogate or a NUL; walked with a stack, like protoPointer. */
 function illFormedPointer(root: unknown): string | null {
   const stack: { value: unknown; pointer: string }[] = [{ value: root, pointer: '' }];
   while (stack.length > 0) {

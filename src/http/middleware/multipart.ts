@@ -27,8 +27,13 @@ export function parseMultipart(body: Buffer, contentType: string): Promise<{ fie
     }
     const fields: Record<string, string> = {};
     const files: FilePart[] = [];
+    let malformedText: string | null = null;
     const reading: Promise<void>[] = [];
     parser.on('field', (name, value) => {
+      // busboy decodes a text part (UTF-8 unless the part names a charset) and puts U+FFFD in
+      // place of each byte that is not: that is no text the client wrote, so the body is malformed,
+      // as a JSON body with such bytes is (busboy gives no other sign of it).
+      if (value.includes('\uFFFD')) malformedText ??= name;
       fields[name] = value;
     });
     parser.on('file', (name, stream, info) => {
@@ -44,6 +49,7 @@ export function parseMultipart(body: Buffer, contentType: string): Promise<{ fie
     });
     parser.on('error', (err: Error) => reject(malformed(err.message.replace(/\.$/, ''))));
     parser.on('close', () => {
+      if (malformedText !== null) return reject(malformed(`the text part ${malformedText} is not UTF-8 (or the charset it names)`));
       Promise.all(reading).then(() => resolve({ fields, files }), (err: Error) => reject(malformed(err.message)));
     });
     parser.end(body);
