@@ -169,7 +169,7 @@ export function queryParameters(id: string): QueryParameter[] {
 
 /** Names of the parameters of a query schema that take a `type` (read once per schema and type). */
 const typedParams = new Map<string, string[]>();
-function paramsOf(id: string, type: 'boolean' | 'integer'): string[] {
+function paramsOf(id: string, type: 'boolean' | 'integer' | 'array'): string[] {
   let names = typedParams.get(`${id} ${type}`);
   if (!names) {
     names = queryParameters(id).filter(({ schema: p }) => p.type === type || (Array.isArray(p.type) && p.type.includes(type))).map((p) => p.name);
@@ -178,9 +178,9 @@ function paramsOf(id: string, type: 'boolean' | 'integer'): string[] {
   return names;
 }
 
-function repeatedScalars(id: string, query: Record<string, unknown>): string[] {
-  const lists = queryParameters(id).filter(({ schema: p }) => p.type === 'array').map((p) => p.name);
-  return Object.keys(query).filter((name) => Array.isArray(query[name]) && !lists.includes(name) && declaredParams(id).has(name));
+/** The first declared parameter of one value that was given several times, if any. */
+function repeatedScalar(id: string, query: Record<string, unknown>): string | undefined {
+  return Object.keys(query).find((name) => Array.isArray(query[name]) && declaredParams(id).has(name) && !paramsOf(id, 'array').includes(name));
 }
 
 // An integer in a query is written in decimal digits: ajv's coercion also takes `1e1`, `0x5`
@@ -200,9 +200,8 @@ export function validateQuery<T>(id: string, query: Record<string, unknown>): T 
   if (copy.recipient === undefined && declaredParams(id).has('recipient_operator')) delete copy.recipient_operator;
   // A parameter of one value given twice (`?status=1&status=2`) is malformed whatever its type,
   // before its values are judged: which one was meant cannot be told.
-  for (const name of repeatedScalars(id, copy)) {
-    throw new ServiceError('malformed_request', `Query parameter ${name} is malformed: it takes one value and was given several.`);
-  }
+  const repeated = repeatedScalar(id, copy);
+  if (repeated) throw new ServiceError('malformed_request', `Query parameter ${repeated} is malformed: it takes one value and was given several.`);
   // ajv coerces only "true"/"false": `?is_active=1` or `=TRUE` is just as clear a boolean.
   for (const name of paramsOf(id, 'boolean')) {
     const v = copy[name];

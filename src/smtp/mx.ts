@@ -270,9 +270,12 @@ function createServer(deps: MxDeps): CompletingServer {
       });
       stream.once('error', release);
       stream.on('end', () => {
-        if (stream.sizeExceeded || size > MAX_REPORT_BYTES || deferred) release();
-        if (stream.sizeExceeded || size > MAX_REPORT_BYTES) return cb(smtpError(552, '5.3.4 report too large'));
+        if (stream.sizeExceeded || size > MAX_REPORT_BYTES) {
+          release();
+          return cb(smtpError(552, '5.3.4 report too large'));
+        }
         if (deferred) {
+          release();
           deps.log.warn({ event: 'mx.deferred', held: heldBytes }, 'inbound report deferred: too many held at once');
           return cb(smtpError(452, '4.3.1 too many reports in progress, try again later'));
         }

@@ -38,7 +38,6 @@ function checkCredentials(db: Db, slug: string, apiKey: string, remoteIp: string
   return principal;
 }
 
-/** Buffers the DATA stream up to the limit; past it, keeps counting and drops the bytes (null). */
 /** An address holding U+FFFD: the client's bytes were not UTF-8 (see onRcptTo). */
 const undecodable = (address: string): boolean => address.includes('\uFFFD');
 /**
@@ -49,6 +48,7 @@ const undecodable = (address: string): boolean => address.includes('\uFFFD');
 const undeclaredUtf8 = (address: string, mail: { args?: false | Record<string, unknown> } | false): boolean =>
   /[^\x00-\x7f]/.test(address) && !(mail && mail.args && mail.args.SMTPUTF8);
 
+/** Buffers the DATA stream up to the limit; past it, keeps counting and drops the bytes (null). */
 function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
