@@ -1,6 +1,7 @@
 import t from 'tap';
 import zlib from 'node:zlib';
 import http from 'node:http';
+import net from 'node:net';
 import { sendFixture } from './send-fixture';
 import { startTestService } from '../helpers/service';
 
@@ -17,6 +18,7 @@ t.test('a gzip body is inflated and accepted', async (t) => {
   t.equal(broken.status, 400, 'a body that is not gzip is malformed');
   const br = await f.s.api('POST', '/v1/mails/send', { raw: Buffer.from('{}'), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'br' } });
   t.equal(br.status, 415, 'an unsupported encoding is 415');
+  t.equal(br.headers.get('accept-encoding'), 'gzip', 'naming the coding it would take (RFC 9110 §15.5.16)');
 });
 
 t.test('a gzip bomb (small compressed, over 20 MB inflated) is 413 with max_bytes', async (t) => {
@@ -63,6 +65,41 @@ t.test('a body over 20 MB is 413 request_too_large with max_bytes', async (t) =>
   const r = await f.s.api('POST', '/v1/mails/send', { raw: big, headers: { 'Content-Type': 'application/json' } });
   t.equal(r.status, 413);
   t.match(r.body, { code: 'request_too_large', max_bytes: 20 * MB });
+});
+
+t.test('a body refused for its size is read to its end: the client writing it gets the 413, and the connection serves the next request', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const { hostname, port } = new URL(s.url);
+  const socket = net.connect(Number(port), hostname);
+  t.teardown(() => socket.destroy());
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let received = '';
+  socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+  const socketError = new Promise<Error | null>((resolve) => {
+    socket.once('error', resolve);
+    socket.once('close', () => resolve(null));
+  });
+  const length = 20 * MB + 1;
+  socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`);
+  // The 413 comes as soon as the declared length is read, before any byte of the body.
+  for (let i = 0; i < 200 && !received.includes('max_bytes'); i++) await new Promise((r) => setTimeout(r, 25));
+  t.match(received, /^HTTP\/1\.1 413 /, 'refused before the body was sent');
+  t.notMatch(received, /connection: close/i, 'the connection is not closed under the upload');
+  // The client goes on writing its whole body, as a client that reads only afterwards does.
+  const chunk = Buffer.alloc(MB, 0x61);
+  for (let sent = 0; sent < length && !socket.destroyed; sent += chunk.length) {
+    const piece = chunk.subarray(0, Math.min(chunk.length, length - sent));
+    if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), socketError]);
+  }
+  t.notOk(socket.destroyed, 'the whole body could be written');
+  received = '';
+  socket.write('GET /v1/mails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ' + key + '\r\nX-Instance-Slug: ' + slug + '\r\n\r\n');
+  for (let i = 0; i < 400 && !/"pagination"/.test(received); i++) await new Promise((r) => setTimeout(r, 25));
+  t.match(received, /^HTTP\/1\.1 200 /, 'the whole body was read and the same connection answers the next request');
+  socket.end();
+  t.equal(await socketError, null, 'no reset, no EPIPE');
+  t.equal((await s.api('GET', '/v1/mails')).body.data.length, 0, 'nothing accepted');
 });
 
 function multipart(parts: { name: string; value?: string; filename?: string; type?: string; content?: Buffer }[]): { body: Buffer; type: string } {

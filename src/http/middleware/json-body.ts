@@ -27,11 +27,37 @@ export function hasBody(ctx: Koa.Context): boolean {
 const tooLarge = (limit: number): ServiceError =>
   new ServiceError('request_too_large', `The request body exceeds ${limit} bytes (transferred or decompressed).`, { max_bytes: limit });
 
+/** How long the rest of a refused body is read and thrown away before the socket is closed anyway. */
+export const lingerMs = 10_000;
+
+/**
+ * A body refused for its size is usually still arriving. Closing the socket under the upload
+ * makes the kernel answer the client's next segments with a reset, and a client that writes its
+ * whole body before reading (Node's fetch) then loses the 413 to EPIPE, one try in a few (RFC
+ * 9112 §9.6: a server closes in stages so the client can read the response). So the rest is read
+ * and thrown away, as nginx's lingering close does, and the connection stays usable once the
+ * body ended; a body that has not ended `lingerMs` after the refusal has its socket closed:
+ * nothing of it is ever held.
+ */
+function drainRefused(ctx: Koa.Context): void {
+  const { req } = ctx;
+  if (req.complete) return;
+  req.unpipe();
+  req.removeAllListeners('data');
+  req.resume();
+  const { socket } = req;
+  const timer = setTimeout(() => socket.destroy(), lingerMs);
+  timer.unref();
+  const stop = (): void => clearTimeout(timer);
+  req.once('end', stop);
+  socket.once('close', stop);
+}
+
 /** The spec's error for what raw-body, zlib or the JSON parser threw. */
 function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string): unknown {
   const e = err as { status?: number; code?: unknown } | null;
   if (e?.status === 413) {
-    ctx.set('Connection', 'close'); // the rest of the body is not read: do not reuse the socket
+    drainRefused(ctx);
     return tooLarge(limit);
   }
   if (typeof e?.code === 'string' && e.code.startsWith('Z_')) return new ServiceError('malformed_request', 'The request body is not valid gzip.');
@@ -68,7 +94,8 @@ function checkEncoding(ctx: Koa.Context): 'identity' | 'gzip' {
   const given = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
   const encoding = given === 'x-gzip' ? 'gzip' : given;
   if (encoding !== 'identity' && encoding !== 'gzip') {
-    throw new ServiceError('unsupported_media_type', `Content-Encoding ${given} is not supported; use gzip or none.`);
+    // RFC 9110 §15.5.16: a 415 caused by the coding names the codings that are accepted.
+    throw new ServiceError('unsupported_media_type', `Content-Encoding ${given} is not supported; use gzip or none.`, {}, { 'Accept-Encoding': 'gzip' });
   }
   return encoding;
 }
