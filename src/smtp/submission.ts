@@ -254,6 +254,14 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
     onMailFrom(address, session, callback) {
       // smtp-server answers 530 itself only while AUTH is enabled for the session.
       if (!(session.user instanceof SubmissionUser)) return callback(replies.authRequired());
+      // A key revoked, an instance disabled or an allow list changed since AUTH: the session's
+      // credentials fail now (CONTRACT §6: 535 5.7.8), before the client sends recipients and a
+      // whole message for nothing. DATA checks again, for a change in between.
+      try {
+        checkCredentials(db, session.user.slug, session.user.apiKey, session.remoteAddress);
+      } catch (err) {
+        return callback(fail(err, session));
+      }
       const unknown = unknownParameter(address, mailParameters);
       if (unknown) return callback(replies.unknownParameter(unknown));
       if (undecodable(address.address)) return callback(replies.badAddress());

@@ -7,7 +7,7 @@ import tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { TapLike } from './service';
 
-export type SmtpError = Error & { responseCode?: number; response?: string; code?: string };
+export type SmtpError = Error & { responseCode?: number; response?: string; code?: string; command?: string };
 
 export interface Client {
   conn: SMTPConnection;

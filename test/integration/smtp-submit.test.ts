@@ -317,6 +317,22 @@ t.test('a key disabled mid-session stops the next message', async (t) => {
   t.equal((await s.cli('instance', 'disable', slug, '--json')).code, 0);
   const r = await c.send(from, [rcpt('x')], message(from, rcpt('x'), 'Two'));
   t.match(r.err?.response, /^535 5\.7\.8 forbidden /);
+  t.equal(r.err?.command, 'MAIL FROM', 'refused at MAIL, before recipients and data');
+});
+
+t.test('a key revoked mid-session fails the next MAIL with 535 5.7.8', async (t) => {
+  const s = await startTestService(t, { ESTAFETA_SMTP_ALLOW_INSECURE_AUTH: 'true' });
+  const { slug } = await s.tenant();
+  const k = await s.cli('apikey', 'create', slug, '--json');
+  const c = await lineClient(t, s.svc.ports.smtp as number);
+  await c.cmd('EHLO client.test');
+  t.match(await c.cmd(`AUTH PLAIN ${Buffer.from(`\0${slug}\0${k.json.api_key as string}`).toString('base64')}`), /^235 /);
+  const from = `sandbox@${slug}.sandbox.test`;
+  t.match(await c.cmd(`MAIL FROM:<${from}>`), /^250 /);
+  t.match(await c.cmd('RSET'), /^250 /);
+  t.equal((await s.cli('apikey', 'revoke', slug, k.json.key_id as string, '--json')).code, 0);
+  t.match(await c.cmd(`MAIL FROM:<${from}>`), /^535 5\.7\.8 unauthorized /);
+  t.match(await c.cmd(`RCPT TO:<x@${slug}.sandbox.test>`), /^503 /, 'no transaction was opened');
 });
 
 t.test('attachments over the functional limit are accepted and the mails end dropped', async (t) => {
