@@ -45,6 +45,15 @@ export function requirePurposeByCode(db: Db, instanceId: number, code: string): 
   return p;
 }
 
+/** Seeded purposes included (spec: "two seeded, editable purposes"); the code, which senders name, stays. */
+export function updatePurpose(db: Db, instanceId: number, code: string, v: { name?: string; description?: string | null }, at: number) {
+  const p = requirePurposeByCode(db, instanceId, code);
+  const name = v.name ?? p.name;
+  if (!name.trim()) throw invalid('/name', 'The name must not be empty.', 'string_too_short');
+  store.updatePurpose(db, instanceId, p.id, { name, description: v.description === undefined ? p.description : v.description, at });
+  return presentPurpose(requirePurpose(db, instanceId, p.id));
+}
+
 export function setPurposeEnabled(db: Db, instanceId: number, code: string, enabled: boolean, at: number) {
   const p = requirePurposeByCode(db, instanceId, code);
   store.setPurposeEnabled(db, instanceId, p.id, enabled, at);
@@ -94,7 +103,8 @@ export function listTerms(db: Db, instanceId: number, p: PageRequest): Page<Term
 
 export interface NewTerm { name: string; type: string; purposeCodes: string[]; channels: string[]; isActive: boolean }
 
-export function addTerm(db: Db, instanceId: number, v: NewTerm, at: number): TermObject {
+/** A term's fields checked as `term add` and `term update` take them: channels known, purposes of the account. */
+function checkTerm(db: Db, instanceId: number, v: NewTerm): { channels: store.Channel[]; purposeIds: number[] } {
   if (!v.name.trim()) throw invalid('/name', 'The name must not be empty.', 'string_too_short');
   if (!termTypes.some((k) => k === v.type)) throw invalid('/type', `The type is one of ${termTypes.join(', ')}.`, 'enum');
   // The spec's dashboard code for it (Errors, 409 codes), as the CLI stands for the dashboard.
@@ -106,9 +116,41 @@ export function addTerm(db: Db, instanceId: number, v: NewTerm, at: number): Ter
     if (!found) throw invalid(`/channels/${i}`, `The channel is one of ${channels.join(', ')}.`, 'enum');
     return found;
   });
-  const purposeIds = [...new Set(v.purposeCodes.map((code) => requirePurposeByCode(db, instanceId, code).id))];
-  const id = store.insertTerm(db, instanceId, { name: v.name, type: v.type, channels: chans, purposeIds, isActive: v.isActive, at });
+  return { channels: chans, purposeIds: [...new Set(v.purposeCodes.map((code) => requirePurposeByCode(db, instanceId, code).id))] };
+}
+
+export function addTerm(db: Db, instanceId: number, v: NewTerm, at: number): TermObject {
+  const checked = checkTerm(db, instanceId, v);
+  const id = store.insertTerm(db, instanceId, { name: v.name, type: v.type, ...checked, isActive: v.isActive, at });
   return presentTerm(db, instanceId, id);
+}
+
+/**
+ * Changes what a term says it covers, or withdraws it (`is_active` false: new consents are refused
+ * 409 consent_term_inactive; those given stay, as the history must). Unnamed fields keep their value.
+ */
+export function updateTerm(db: Db, instanceId: number, termId: number, v: Partial<NewTerm>, at: number): TermObject {
+  const current = presentTerm(db, instanceId, termId);
+  const codes = new Map(store.allPurposes(db, instanceId).map((p) => [p.id, p.code]));
+  const merged: NewTerm = {
+    name: v.name ?? current.name,
+    type: v.type ?? current.type,
+    purposeCodes: v.purposeCodes ?? current.purpose_ids.map((id) => codes.get(id) ?? ''),
+    channels: v.channels ?? current.channels,
+    isActive: v.isActive ?? current.is_active,
+  };
+  const checked = checkTerm(db, instanceId, merged);
+  store.updateTerm(db, instanceId, termId, { name: merged.name, type: merged.type, ...checked, isActive: merged.isActive, at });
+  return presentTerm(db, instanceId, termId);
+}
+
+/** Makes a published version (named by its label) the term's only current one: what new consents record. */
+export function makeVersionCurrent(db: Db, instanceId: number, termId: number, version: string, at: number): TermObject {
+  const term = presentTerm(db, instanceId, termId);
+  const found = term.versions.find((x) => x.version === version);
+  if (!found) throw invalid('/version', `The term has no version ${version}; publish it with "term version add".`, 'value_error.not_found');
+  store.setCurrentVersion(db, instanceId, termId, found.id, at);
+  return presentTerm(db, instanceId, termId);
 }
 
 export function addTermVersion(db: Db, instanceId: number, termId: number, v: { version: string; body: string; documentUrl?: string; current: boolean }, at: number): TermObject {

@@ -42,6 +42,10 @@ export function setPurposeEnabled(db: Db, instanceId: number, id: number, enable
   db.prepare('UPDATE consent_purposes SET is_enabled = ?, updated_at = ? WHERE instance_id = ? AND id = ?').run(enabled ? 1 : 0, at, instanceId, id);
 }
 
+export function updatePurpose(db: Db, instanceId: number, id: number, v: { name: string; description: string | null; at: number }): void {
+  db.prepare('UPDATE consent_purposes SET name = ?, description = ?, updated_at = ? WHERE instance_id = ? AND id = ?').run(v.name, v.description, v.at, instanceId, id);
+}
+
 /** The purposes a sender declares, with their mode (sender_purposes joined to the instance's purposes). */
 export function senderModes(db: Db, instanceId: number, senderId: number): { purpose_id: number; code: string; mode: 'opt_in' | 'opt_out' }[] {
   return db.prepare(`SELECT sp.purpose_id, p.code, sp.mode FROM sender_purposes sp
@@ -58,6 +62,20 @@ export function insertTerm(db: Db, instanceId: number, v: { name: string; type: 
   const ins = db.prepare('INSERT INTO consent_term_purposes (term_id, purpose_id) VALUES (?, ?)');
   for (const id of v.purposeIds) ins.run(termId, id);
   return termId;
+}
+
+export function updateTerm(db: Db, instanceId: number, id: number, v: { name: string; type: string; channels: Channel[]; purposeIds: number[]; isActive: boolean; at: number }): void {
+  db.prepare('UPDATE consent_terms SET name = ?, type = ?, channels = ?, is_active = ?, updated_at = ? WHERE instance_id = ? AND id = ?')
+    .run(v.name, v.type, JSON.stringify(v.channels), v.isActive ? 1 : 0, v.at, instanceId, id);
+  db.prepare('DELETE FROM consent_term_purposes WHERE term_id = ?').run(id);
+  const ins = db.prepare('INSERT INTO consent_term_purposes (term_id, purpose_id) VALUES (?, ?)');
+  for (const purposeId of v.purposeIds) ins.run(id, purposeId);
+}
+
+/** Makes one version of a term its only current one. */
+export function setCurrentVersion(db: Db, instanceId: number, termId: number, versionId: number, at: number): void {
+  db.prepare('UPDATE consent_term_versions SET is_current = (id = ?) WHERE term_id = ? AND term_id IN (SELECT id FROM consent_terms WHERE instance_id = ?)').run(versionId, termId, instanceId);
+  db.prepare('UPDATE consent_terms SET updated_at = ? WHERE instance_id = ? AND id = ?').run(at, instanceId, termId);
 }
 
 export function findTerm(db: Db, instanceId: number, id: number): TermRow | undefined {

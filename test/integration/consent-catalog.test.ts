@@ -94,3 +94,47 @@ t.test('terms: created with purposes and channels, versions published and made c
   t.equal((await s.api('GET', '/v1/consent-terms', { key: scoped.json.api_key })).status, 403, 'consent:read is required');
   t.equal((await s.api('GET', '/v1/consent-purposes', { key: scoped.json.api_key })).status, 403);
 });
+
+t.test('beyond the contract: purpose update, term update (withdraw, re-cover) and term version current', async (t) => {
+  const s = await startTestService(t);
+  const { slug } = await s.tenant();
+  const renamed = await s.cli('purpose', 'update', slug, 'newsletter', '--name', 'Weekly letter', '--description', 'Sent on Mondays', '--json');
+  t.equal(renamed.code, 0, renamed.stdout);
+  t.match(renamed.json, { code: 'newsletter', name: 'Weekly letter', description: 'Sent on Mondays', is_enabled: 1 }, 'a seeded purpose is editable; its code stays');
+  const cleared = await s.cli('purpose', 'update', slug, 'newsletter', '--description', '', '--json');
+  t.match(cleared.json, { name: 'Weekly letter', description: null }, '"" clears the description, the name stays');
+  const listed = (await s.api('GET', '/v1/consent-purposes')).body.data.find((p: { code: string }) => p.code === 'newsletter');
+  t.same(listed, cleared.json, 'the API serves the change at once');
+  t.equal((await s.cli('purpose', 'update', slug, 'newsletter', '--name', ' ', '--json')).json.code, 'validation_error');
+  t.equal((await s.cli('purpose', 'update', slug, 'nope', '--name', 'X', '--json')).json.code, 'consent_purpose_not_found');
+
+  const term = (await s.cli('term', 'add', slug, '--name', 'Letter', '--type', 'subscription', '--purposes', 'newsletter', '--channels', 'mail', '--json')).json;
+  await s.cli('term', 'version', 'add', slug, String(term.id), '--version', 'v1', '--body', 'One', '--current', '--json');
+  const v2 = await s.cli('term', 'version', 'add', slug, String(term.id), '--version', 'v2', '--body', 'Two', '--json');
+  t.same(v2.json.versions.map((v: { is_current: boolean }) => v.is_current), [true, false]);
+  const current = await s.cli('term', 'version', 'current', slug, String(term.id), 'v2', '--json');
+  t.equal(current.code, 0, current.stdout);
+  t.same(current.json.versions.map((v: { version: string; is_current: boolean }) => [v.version, v.is_current]), [['v1', false], ['v2', true]], 'v2 is now the only current one');
+  const missing = await s.cli('term', 'version', 'current', slug, String(term.id), 'v9', '--json');
+  t.same([missing.json.code, missing.json.errors?.[0]?.pointer], ['validation_error', '/version']);
+
+  const rule = { channel: 'mail', contact_type: 'email_address', contact: 'ana@example.test', purpose_id: renamed.json.id, action: 'allow' };
+  const given = await s.api('POST', '/v1/consent-events', { body: { term_id: term.id, method: 'single_opt_in', rules: [rule] } });
+  t.equal(given.status, 201, given.text);
+  t.equal(given.body.term_version_id, current.json.versions[1].id, 'a new consent records the version made current');
+
+  const withdrawn = await s.cli('term', 'update', slug, String(term.id), '--inactive', '--name', 'Letter (old)', '--json');
+  t.equal(withdrawn.code, 0, withdrawn.stdout);
+  t.match(withdrawn.json, { name: 'Letter (old)', type: 'subscription', channels: ['mail'], is_active: false, purpose_ids: [renamed.json.id] }, 'unnamed fields stay');
+  const refused = await s.api('POST', '/v1/consent-events', { body: { term_id: term.id, method: 'single_opt_in', rules: [rule] } });
+  t.same([refused.status, refused.body.code], [409, 'consent_term_inactive'], 'a withdrawn term takes no new consent');
+  const back = await s.cli('term', 'update', slug, String(term.id), '--active', '--purposes', 'marketing,newsletter', '--channels', 'mail,sms', '--json');
+  t.match(back.json, { is_active: true, channels: ['mail', 'sms'] });
+  t.equal(back.json.purpose_ids.length, 2, 'the purposes are replaced');
+  t.same((await s.api('GET', '/v1/consent-terms')).body.data[0], back.json, 'the API serves what the CLI printed');
+  t.equal((await s.api('POST', '/v1/consent-events', { body: { term_id: term.id, method: 'single_opt_in', rules: [rule] } })).status, 201, 'active again');
+  t.equal((await s.cli('term', 'update', slug, String(term.id), '--active', '--inactive', '--json')).json.code, 'validation_error');
+  t.equal((await s.cli('term', 'update', slug, String(term.id), '--channels', 'fax', '--json')).json.code, 'validation_error');
+  t.equal((await s.cli('term', 'update', slug, '999999', '--name', 'X', '--json')).json.code, 'consent_term_not_found');
+  t.equal((await s.api('GET', '/v1/consent-events')).body.data.length, 2, 'the history of consents is untouched');
+});
