@@ -9,6 +9,7 @@
 import net from 'node:net';
 import { isAscii } from 'node:buffer';
 import nodemailer, { type Transporter } from 'nodemailer';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type Mail from 'nodemailer/lib/mailer';
 import type { Hop } from './route';
@@ -48,17 +49,19 @@ export function createTransport(o: TransportOptions): Transport {
   const idleMs = o.idleMs ?? 30_000;
   let draining = false;
 
+  /** What every connection to a hop is opened with, pooled or not. */
+  const connectionOptions = (hop: Hop, plain: boolean): SMTPConnection.Options & { auth?: Hop['auth'] } => ({
+    host: hop.address, port: hop.port, secure: hop.secure, name: o.hostname, ignoreTLS: plain, opportunisticTLS: !hop.secure,
+    tls: { rejectUnauthorized: false, ...(net.isIP(hop.host) ? {} : { servername: hop.host }) },
+    auth: hop.auth, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 120_000, logger: false,
+  });
+
   function pool(hop: Hop, plain: boolean): Pool {
     if (draining) throw new NotStarted('stopping: no new delivery is started');
     const key = `${hop.address}|${hop.port}|${hop.secure}|${hop.auth?.user ?? ''}|${plain}`;
     let p = pools.get(key);
     if (!p) {
-      const options: SMTPPool.Options = {
-        pool: true, host: hop.address, port: hop.port, secure: hop.secure, name: o.hostname,
-        maxConnections: o.maxConnections, maxMessages: Infinity, ignoreTLS: plain, opportunisticTLS: !hop.secure,
-        tls: { rejectUnauthorized: false, ...(net.isIP(hop.host) ? {} : { servername: hop.host }) },
-        auth: hop.auth, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 120_000, logger: false,
-      };
+      const options = { pool: true, maxConnections: o.maxConnections, maxMessages: Infinity, ...connectionOptions(hop, plain) } as SMTPPool.Options;
       p = { mailer: nodemailer.createTransport(options), lastUsed: Date.now(), active: 0 };
       pools.set(key, p);
     }
@@ -85,6 +88,45 @@ export function createTransport(o: TransportOptions): Transport {
     }
   }
 
+  /**
+   * RFC 6531 §3.4: a UTF-8 address goes only to a host that offers SMTPUTF8. nodemailer adds the
+   * parameter where the host offers it, but its pool says nothing of the host's extensions and
+   * sends without it where it does not; so such an envelope (rare) takes a connection of its own,
+   * whose EHLO reply is read before MAIL. A host without SMTPUTF8 bounces the mail 5.6.7, as
+   * Postfix does ("SMTPUTF8 is required, but was not offered by host"), without restricting the
+   * address: the host, not the recipient, is what failed.
+   */
+  async function sendUtf8(hop: Hop, plain: boolean, envelope: Envelope, raw: Buffer): Promise<Outcome> {
+    if (draining) throw new NotStarted('stopping: no new delivery is started');
+    const { auth, ...options } = connectionOptions(hop, plain);
+    const conn = new SMTPConnection(options);
+    let failed: ((err: Error) => void) | null = null;
+    // smtp-connection reports a broken socket as an event (unhandled, it would end the process).
+    conn.on('error', (err: Error) => failed?.(err));
+    const step = <T>(run: (done: (err: Error | null | undefined, value?: T) => void) => void): Promise<T> => new Promise<T>((resolve, reject) => {
+      failed = reject;
+      conn.once('end', () => reject(Object.assign(new Error('Connection closed'), { code: 'ECONNECTION' })));
+      run((err, value) => (err ? reject(err) : resolve(value as T)));
+    });
+    try {
+      await step<void>((done) => conn.connect(() => done(null)));
+      if (auth) await step<void>((done) => conn.login(auth as SMTPConnection.Credentials, (err) => done(err)));
+      // EHLO's extensions (smtp-connection keeps them on the instance; no accessor is published).
+      const offered = (conn as unknown as { _supportedExtensions?: string[] })._supportedExtensions ?? [];
+      if (!offered.includes('SMTPUTF8')) {
+        return { kind: 'bounced', scope: 'message', restrict: false, response: `550 5.6.7 SMTPUTF8 is required, but was not offered by host ${hop.host}` };
+      }
+      const info = await step<SMTPConnection.SentMessageInfo>((done) => conn.send({ from: envelope.from, to: [envelope.to], use8BitMime: !isAscii(raw) } as SMTPConnection.Envelope, raw, done));
+      const response = String(info.response ?? '250 OK');
+      return classifyReply(Number(/^\d{3}/.exec(response)?.[0] ?? 250), response, 'message');
+    } catch (err) {
+      return classifyError(err);
+    } finally {
+      conn.removeAllListeners('end');
+      conn.quit();
+    }
+  }
+
   const sweep = setInterval(() => {
     const cutoff = Date.now() - idleMs;
     for (const [key, p] of pools) {
@@ -103,10 +145,12 @@ export function createTransport(o: TransportOptions): Transport {
 
   return {
     async send(hop, envelope, raw) {
-      const outcome = await sendVia(pool(hop, false), envelope, raw);
+      const utf8 = !isAscii(Buffer.from(envelope.from + envelope.to));
+      const via = (plain: boolean): Promise<Outcome> => (utf8 ? sendUtf8(hop, plain, envelope, raw) : sendVia(pool(hop, plain), envelope, raw));
+      const outcome = await via(false);
       const tlsFailed = outcome.kind === 'deferred' && outcome.scope === 'site' && tlsHandshakeFailure(outcome.response);
       if (!tlsFailed || hop.secure) return outcome;
-      return sendVia(pool(hop, true), envelope, raw);
+      return via(true);
     },
     drain,
     close() {

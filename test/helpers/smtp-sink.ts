@@ -24,6 +24,8 @@ export interface SinkScript {
   refuseSender?: { code: number; text: string };
   /** Leave 8BITMIME out of the EHLO reply (an MX that takes 7-bit mail only, RFC 6152). */
   no8BitMime?: boolean;
+  /** Leave SMTPUTF8 out of the EHLO reply (an MX that takes ASCII addresses only, RFC 6531). */
+  noSmtpUtf8?: boolean;
 }
 
 export interface Sink {
@@ -46,6 +48,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, script
     allowInsecureAuth: true,
     authMethods: ['PLAIN', 'LOGIN'],
     hide8BITMIME: script.no8BitMime === true,
+    hideSMTPUTF8: script.noSmtpUtf8 === true,
     onConnect(_session, cb) {
       stats.connections++;
       cb();

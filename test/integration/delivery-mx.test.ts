@@ -117,6 +117,25 @@ t.test('an 8-bit part leaves in 7 bits (quoted-printable text, base64 otherwise)
   t.same([...head.matchAll(/^DKIM-Signature:.*\bd=([^;\s]+)/gim)].map((x) => x[1]), ['brand.test'], 'the only signature is the platform\'s');
 });
 
+t.test('RFC 6531: a UTF-8 local part goes with SMTPUTF8 to a host that offers it, and bounces 5.6.7 (no restriction) where it is not offered', async (t) => {
+  const w = await startWorld(t);
+  const sent = await w.send(['josé@example.test']);
+  const got = await waitFor(() => w.sink.received[0], { what: 'at the MX' });
+  t.same(got.to, ['josé@example.test']);
+  t.equal(got.mailArgs.SMTPUTF8, true, 'MAIL FROM declared SMTPUTF8');
+  t.equal(mailState(w.ts.svc, sent.mailIds[0]).status, 3);
+
+  const old = await startWorld(t, { script: { noSmtpUtf8: true } });
+  const refused = await old.send(['josé@example.test', 'ana@example.test']);
+  await waitFor(() => refused.mailIds.every((id) => [3, 6].includes(mailState(old.ts.svc, id).status)), { what: 'both final' });
+  t.equal(mailState(old.ts.svc, refused.mailIds[0]).status, 6, 'bounced');
+  t.match(mailLogs(old.ts.svc, refused.mailIds[0]).map((l) => l.response).join('\n'), /^550 5\.6\.7 SMTPUTF8 is required, but was not offered by host /m);
+  t.same(old.sink.received.map((m) => m.to), [['ana@example.test']], 'only the ASCII recipient reached the MX');
+  t.equal(mailState(old.ts.svc, refused.mailIds[1]).status, 3);
+  const restrictions = await old.ts.api('GET', '/v1/mail-restrictions');
+  t.equal(restrictions.body.data.length, 0, 'the host failed, not the address: no restriction');
+});
+
 // CONTRACT §2: /metrics on the HTTP port. What an operator watches: sends accepted and refused,
 // what became of their recipients, each delivery's outcome, the queue.
 t.test('/metrics counts sends accepted and refused, recipients by result, delivery outcomes and the queue', async (t) => {
