@@ -24,11 +24,26 @@ export interface SchedulerOptions {
 
 export interface Scheduler { start(): void; wake(): void; stop(timeoutMs: number): Promise<void> }
 
+/**
+ * How long until the queue is looked at again, from the earliest due time in the store. A due
+ * time already past is one of two things: a mail that was due when the last scan looked and is
+ * still unclaimed (the buffer had no room; attempts ending make room, so a slow poll will do), or
+ * one that fell due after that scan read the clock, in the instant before this runs (a timer fires
+ * on the loop's cached clock, a little before Date.now() says it is time). The second must be
+ * scanned at once: waiting the poll made a retry come a second late.
+ */
+export function nextScanDelay(s: { next: number | null; now: number; lastScanAt: number; bufferHasRoom: boolean; scanGapMs: number }): number {
+  if (s.next === null) return 30_000;
+  if (s.next > s.now) return Math.min(s.next - s.now, 30_000);
+  return s.next > s.lastScanAt && s.bufferHasRoom ? s.scanGapMs : 1000;
+}
+
 export function createScheduler(o: SchedulerOptions): Scheduler {
   const bufferSize = o.bufferSize ?? Math.max(1000, o.globalLimit * 4);
   const leaseMs = o.leaseMs ?? 10 * 60_000;
   const scanGapMs = o.scanGapMs ?? 10;
   let lastScan = -Infinity;
+  let lastScanAt = -Infinity; // the wall clock the last scan compared due times with
   let gapTimer: NodeJS.Timeout | undefined;
   const ready = new Map<string, number[]>(); // destination → claimed mail ids, in due order
   const active = new Map<string, number>(); // destination → attempts in flight
@@ -57,6 +72,7 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     }
     lastScan = performance.now();
     const now = Date.now();
+    lastScanAt = now;
     const limit = bufferSize - buffered;
     const due = scanDue(o.db, now, limit);
     // A short scan took every mail due now: nothing more is due until a wake() or the timer.
@@ -108,10 +124,8 @@ export function createScheduler(o: SchedulerOptions): Scheduler {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (stopped) return;
-    const next = nextDue(o.db);
-    // Due mails still waiting for a slot are picked up by the completion of an attempt; an empty
-    // queue is still looked at every 30 s, for rows written without a wake() (another process).
-    const delay = next === null ? 30_000 : next <= Date.now() ? 1000 : Math.min(next - Date.now(), 30_000);
+    // An empty queue is still looked at every 30 s, for rows written without a wake() (another process).
+    const delay = nextScanDelay({ next: nextDue(o.db), now: Date.now(), lastScanAt, bufferHasRoom: buffered <= bufferSize / 2, scanGapMs });
     timer = setTimeout(onTimer, delay);
     timer.unref();
   }
