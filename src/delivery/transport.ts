@@ -44,6 +44,9 @@ export function tlsHandshakeFailure(response: string): boolean {
   return /^ETLS\b/.test(response) || (/^ESOCKET\b/.test(response) && /\b(SSL|TLS)\b|ssl3?_|tls_|handshake/i.test(response));
 }
 
+/** How long a one-off connection waits for the answer to its QUIT before closing anyway. */
+const quitWaitMs = 2000;
+
 export function createTransport(o: TransportOptions): Transport {
   const pools = new Map<string, Pool>();
   const idleMs = o.idleMs ?? 30_000;
@@ -123,6 +126,11 @@ export function createTransport(o: TransportOptions): Transport {
       return classifyError(err);
     } finally {
       conn.removeAllListeners('end');
+      // QUIT is a courtesy: a host that never answers it must not keep a socket per mail open
+      // until the socket timeout (the attempt, and its concurrency slot, are over).
+      const closing = setTimeout(() => conn.close(), quitWaitMs);
+      closing.unref();
+      conn.once('end', () => clearTimeout(closing));
       conn.quit();
     }
   }

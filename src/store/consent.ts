@@ -74,7 +74,10 @@ export function updateTerm(db: Db, instanceId: number, id: number, v: { name: st
 
 /** Makes one version of a term its only current one. */
 export function setCurrentVersion(db: Db, instanceId: number, termId: number, versionId: number, at: number): void {
-  db.prepare('UPDATE consent_term_versions SET is_current = (id = ?) WHERE term_id = ? AND term_id IN (SELECT id FROM consent_terms WHERE instance_id = ?)').run(versionId, termId, instanceId);
+  // In two statements: the index allowing one current version per term is checked row by row,
+  // so one UPDATE setting the new one before clearing an older one broke it.
+  db.prepare('UPDATE consent_term_versions SET is_current = 0 WHERE term_id = ? AND is_current = 1 AND term_id IN (SELECT id FROM consent_terms WHERE instance_id = ?)').run(termId, instanceId);
+  db.prepare('UPDATE consent_term_versions SET is_current = 1 WHERE id = ? AND term_id = ? AND term_id IN (SELECT id FROM consent_terms WHERE instance_id = ?)').run(versionId, termId, instanceId);
   db.prepare('UPDATE consent_terms SET updated_at = ? WHERE instance_id = ? AND id = ?').run(at, instanceId, termId);
 }
 

@@ -1,20 +1,23 @@
 /**
  * An MX with a fault smtp-server cannot be configured to have, over a real TCP socket on a
- * loopback address: a 5xx greeting, or STARTTLS advertised and then refused (454). In the second
- * mode it speaks just enough SMTP (EHLO, MAIL, RCPT, DATA, QUIT) to take a message in clear
- * text and records it. Closed in t.teardown.
+ * loopback address: a 5xx greeting, STARTTLS advertised and then refused (454), or a QUIT never
+ * answered (SMTPUTF8 offered). In the last two modes it speaks just enough SMTP (EHLO, MAIL,
+ * RCPT, DATA, QUIT) to take a message in clear text and records it. Closed in t.teardown.
  */
 import net from 'node:net';
 
-export interface FakeMx { received: string[]; sessions: number }
+export interface FakeMx { received: string[]; sessions: number; /** Sessions whose socket has closed. */ closed: number }
 
-export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host: string, port: number, mode: 'greet-554' | 'refuse-starttls'): Promise<FakeMx> {
-  const fake: FakeMx = { received: [], sessions: 0 };
+export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host: string, port: number, mode: 'greet-554' | 'refuse-starttls' | 'ignore-quit'): Promise<FakeMx> {
+  const fake: FakeMx = { received: [], sessions: 0, closed: 0 };
   const open = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     fake.sessions++;
     open.add(socket);
-    socket.on('close', () => open.delete(socket));
+    socket.on('close', () => {
+      open.delete(socket);
+      fake.closed++;
+    });
     socket.on('error', () => undefined);
     if (mode === 'greet-554') {
       socket.end('554 5.7.1 go away\r\n');
@@ -38,12 +41,14 @@ export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host
           continue;
         }
         const verb = line.slice(0, 4).toUpperCase();
-        if (verb === 'EHLO') socket.write(`250-${host}\r\n250-8BITMIME\r\n250 STARTTLS\r\n`);
+        if (verb === 'EHLO') socket.write(mode === 'ignore-quit' ? `250-${host}\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n` : `250-${host}\r\n250-8BITMIME\r\n250 STARTTLS\r\n`);
         else if (verb === 'STAR') socket.write('454 4.7.0 TLS not available\r\n');
         else if (verb === 'DATA') {
           data = '';
           socket.write('354 go ahead\r\n');
-        } else if (verb === 'QUIT') socket.end('221 bye\r\n');
+        } else if (verb === 'QUIT') {
+          if (mode !== 'ignore-quit') socket.end('221 bye\r\n');
+        }
         else if (verb === 'RSET' || verb === 'NOOP' || verb === 'MAIL' || verb === 'RCPT') socket.write('250 2.0.0 ok\r\n');
         else socket.write('502 5.5.2 not implemented\r\n');
       }

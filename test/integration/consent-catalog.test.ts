@@ -115,13 +115,20 @@ t.test('beyond the contract: purpose update, term update (withdraw, re-cover) an
   const current = await s.cli('term', 'version', 'current', slug, String(term.id), 'v2', '--json');
   t.equal(current.code, 0, current.stdout);
   t.same(current.json.versions.map((v: { version: string; is_current: boolean }) => [v.version, v.is_current]), [['v1', false], ['v2', true]], 'v2 is now the only current one');
+  const currentV2 = current.json.versions[1].id as number;
+  await s.cli('term', 'version', 'add', slug, String(term.id), '--version', 'v3', '--body', 'Three', '--current', '--json');
+  const back1 = await s.cli('term', 'version', 'current', slug, String(term.id), 'v1', '--json');
+  t.equal(back1.code, 0, `back to an older version: ${back1.stdout}`);
+  t.same(back1.json.versions.map((v: { is_current: boolean }) => v.is_current), [true, false, false]);
+  const again2 = await s.cli('term', 'version', 'current', slug, String(term.id), 'v2', '--json');
+  t.same(again2.json.versions.map((v: { is_current: boolean }) => v.is_current), [false, true, false], 'and forward again');
   const missing = await s.cli('term', 'version', 'current', slug, String(term.id), 'v9', '--json');
   t.same([missing.json.code, missing.json.errors?.[0]?.pointer], ['validation_error', '/version']);
 
   const rule = { channel: 'mail', contact_type: 'email_address', contact: 'ana@example.test', purpose_id: renamed.json.id, action: 'allow' };
   const given = await s.api('POST', '/v1/consent-events', { body: { term_id: term.id, method: 'single_opt_in', rules: [rule] } });
   t.equal(given.status, 201, given.text);
-  t.equal(given.body.term_version_id, current.json.versions[1].id, 'a new consent records the version made current');
+  t.equal(given.body.term_version_id, currentV2, 'a new consent records the version made current');
 
   const withdrawn = await s.cli('term', 'update', slug, String(term.id), '--inactive', '--name', 'Letter (old)', '--json');
   t.equal(withdrawn.code, 0, withdrawn.stdout);

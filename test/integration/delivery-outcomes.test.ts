@@ -178,6 +178,17 @@ t.test('an MX that advertises STARTTLS and then refuses it gets the mail in clea
   t.match(mx.received[0], /^Subject: Hello\r$/m);
 });
 
+t.test('a UTF-8 envelope\'s own connection is closed even when the MX never answers its QUIT', async (t) => {
+  const w = await startWorld(t, { zone: { 'noquit.test': { MX: [{ exchange: 'mx.noquit.test', priority: 10 }] }, 'mx.noquit.test': { A: ['127.0.0.7'] } } });
+  const mx = await startFakeMx(t, '127.0.0.7', w.sink.port, 'ignore-quit');
+  const q = await w.send(['üser@noquit.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent' });
+  t.equal(mx.received.length, 1);
+  // Without its answer the socket would stay open until the socket timeout (120 s), one per mail.
+  await waitFor(() => mx.closed >= 1 || undefined, { what: 'the connection closed by the service' });
+  t.equal(mx.closed, mx.sessions, 'no session left open');
+});
+
 t.test('a relay named by a host name DNS does not serve (localhost) is found by the system resolver', async (t) => {
   const relay = await startSink(t);
   const w = await startWorld(t, { env: { ESTAFETA_RELAY: `smtp://localhost:${relay.port}` } });

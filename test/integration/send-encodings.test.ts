@@ -102,6 +102,72 @@ t.test('a body refused for its size is read to its end: the client writing it ge
   t.equal((await s.api('GET', '/v1/mails')).body.data.length, 0, 'nothing accepted');
 });
 
+/** A raw HTTP/1.1 client: writes `head`, then `body` in 1 MB writes once the answer has come, and reports what happened. */
+async function uploadAfterAnswer(s: { url: string }, head: string, body: Buffer, expectClose: boolean): Promise<{ answer: string; error: Error | null; closed: boolean; written: number }> {
+  const { hostname, port } = new URL(s.url);
+  // Half-open, as a client that writes its whole body before it reads (Python's urllib) is: the
+  // service's FIN does not stop it writing.
+  const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  let error: Error | null = null;
+  let written = 0;
+  const closed = new Promise<void>((resolve) => {
+    socket.once('error', (err) => { error = err; });
+    socket.once('close', () => resolve());
+  });
+  socket.write(head);
+  for (let i = 0; i < 200 && !answer.includes('"code"'); i++) await new Promise((r) => setTimeout(r, 25));
+  for (let sent = 0; sent < body.length && !socket.destroyed; sent += MB) {
+    const piece = body.subarray(sent, sent + MB);
+    if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
+    if (!socket.destroyed) written += piece.length;
+  }
+  if (!socket.destroyed) socket.end();
+  if (expectClose) await Promise.race([closed, new Promise((r) => setTimeout(r, 5000))]);
+  const wasClosed = socket.destroyed || socket.readableEnded;
+  socket.destroy();
+  return { answer, error, closed: wasClosed, written };
+}
+
+t.test('a client that asked for Connection: close also writes its whole body and reads the 413; the socket closes once the body ended', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const length = 20 * MB + 1;
+  const r = await uploadAfterAnswer(s, `POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`, Buffer.alloc(length, 0x61), true);
+  t.match(r.answer, /^HTTP\/1\.1 413 [\s\S]*connection: close[\s\S]*"max_bytes":20971520/i, 'the 413, saying the connection closes');
+  t.equal(r.error, null, 'no EPIPE or reset while the body was written');
+  t.equal(r.written, length, 'the whole body could be written after the service\'s FIN');
+  t.ok(r.closed, 'closed by the service after the body');
+});
+
+t.test('a gzip body found broken mid-upload is 400, and the rest of the body is read: the connection serves the next request', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const body = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0x03]), Buffer.alloc(3 * MB, 0xff)]);
+  const auth = `Authorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\n`;
+  const { hostname, port } = new URL(s.url);
+  const socket = net.connect(Number(port), hostname);
+  t.teardown(() => socket.destroy());
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  let error: Error | null = null;
+  socket.on('error', (err) => { error = err; });
+  socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`);
+  for (let sent = 0; sent < body.length && !socket.destroyed; sent += 64 * 1024) {
+    if (!socket.write(body.subarray(sent, sent + 64 * 1024))) await new Promise((r) => socket.once('drain', r));
+  }
+  for (let i = 0; i < 200 && !answer.includes('"code"'); i++) await new Promise((r) => setTimeout(r, 25));
+  t.match(answer, /^HTTP\/1\.1 400 [\s\S]*malformed_request/, 'refused as malformed gzip');
+  answer = '';
+  socket.write(`GET /v1/mails HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
+  for (let i = 0; i < 400 && !/"pagination"/.test(answer); i++) await new Promise((r) => setTimeout(r, 25));
+  t.match(answer, /^HTTP\/1\.1 200 /, 'the same connection answers the next request');
+  t.equal(error, null, 'no reset');
+});
+
 function multipart(parts: { name: string; value?: string; filename?: string; type?: string; content?: Buffer }[]): { body: Buffer; type: string } {
   const boundary = 'estafeta-test-boundary';
   const chunks: Buffer[] = [];

@@ -11,6 +11,7 @@
 import type Koa from 'koa';
 import bourne from '@hapi/bourne';
 import getRawBody from 'raw-body';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { Transform, type Readable } from 'node:stream';
 import { pointerToken, ServiceError, validationError } from '../../errors';
@@ -31,13 +32,15 @@ const tooLarge = (limit: number): ServiceError =>
 export const lingerMs = 10_000;
 
 /**
- * A body refused for its size is usually still arriving. Closing the socket under the upload
- * makes the kernel answer the client's next segments with a reset, and a client that writes its
- * whole body before reading (Node's fetch) then loses the 413 to EPIPE, one try in a few (RFC
- * 9112 §9.6: a server closes in stages so the client can read the response). So the rest is read
- * and thrown away, as nginx's lingering close does, and the connection stays usable once the
- * body ended; a body that has not ended `lingerMs` after the refusal has its socket closed:
- * nothing of it is ever held.
+ * A body refused before its end (413 for its size, 400 for broken gzip) is usually still
+ * arriving. Closing the socket under the upload makes the kernel answer the client's next
+ * segments with a reset, and a client that writes its whole body before reading (Node's fetch,
+ * Python's urllib) then loses the answer to EPIPE (RFC 9112 §9.6: a server closes in stages so
+ * the client can read the response). So the rest is read and thrown away, as nginx's lingering
+ * close does: the connection stays usable once the body ended, and where it must close (the
+ * client sent `Connection: close`) only our side is shut after the response, the socket itself
+ * once the body ended. A body that has not ended `lingerMs` after the refusal has its socket
+ * closed: nothing of it is ever held.
  */
 function drainRefused(ctx: Koa.Context): void {
   const { req } = ctx;
@@ -45,21 +48,26 @@ function drainRefused(ctx: Koa.Context): void {
   req.unpipe();
   req.removeAllListeners('data');
   req.resume();
-  const { socket } = req;
+  const socket = req.socket as net.Socket & { destroySoon?: () => void };
   const timer = setTimeout(() => socket.destroy(), lingerMs);
   timer.unref();
-  const stop = (): void => clearTimeout(timer);
-  req.once('end', stop);
-  socket.once('close', stop);
+  req.once('end', () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(timer));
+  // Node's server ends a response that closes the connection with socket.destroySoon(): once our
+  // FIN is out, the socket is destroyed and the rest of the body met with resets. The server's
+  // sockets are half-open capable: our side ends, reading goes on until the body's end.
+  socket.destroySoon = () => {
+    if (req.complete) return net.Socket.prototype.destroySoon.call(socket);
+    socket.end();
+    req.once('end', () => socket.destroy());
+  };
 }
 
 /** The spec's error for what raw-body, zlib or the JSON parser threw. */
 function bodyError(ctx: Koa.Context, err: unknown, limit: number, what: string): unknown {
   const e = err as { status?: number; code?: unknown } | null;
-  if (e?.status === 413) {
-    drainRefused(ctx);
-    return tooLarge(limit);
-  }
+  drainRefused(ctx);
+  if (e?.status === 413) return tooLarge(limit);
   if (typeof e?.code === 'string' && e.code.startsWith('Z_')) return new ServiceError('malformed_request', 'The request body is not valid gzip.');
   if (e?.status === 400) return new ServiceError('malformed_request', `The request body is not valid ${what}.`);
   return err;
