@@ -89,6 +89,8 @@ export function createRouter(o: RouteOptions): Router {
     }
     if (hops.length) return { kind: 'hops', hops };
     if (failed) return deferred(`451 4.4.3 DNS lookup of the mail hosts of ${domain} failed`);
+    // Said as it is: MX hosts that have no address are not a domain without an MX.
+    if (mx.length) return bounced(`550 5.4.4 the mail hosts of ${domain} (${exchanges.join(', ')}) have no address (A or AAAA)`);
     return bounced(`550 5.1.2 domain ${domain} has no mail host (no MX, A or AAAA)`);
   }
 

@@ -77,9 +77,9 @@ t.test('a null MX bounces at once; a DNS outage defers', async (t) => {
 });
 
 t.test('a domain that does not exist, or has no mail host, bounces at once and restricts the address', async (t) => {
-  const w = await startWorld(t, { zone: { 'bare.test': { TXT: ['v=spf1 -all'] } } });
-  const q = await w.send(['x@absent.test', 'y@bare.test']);
-  for (const [i, why] of [[0, /NXDOMAIN/], [1, /no mail host/]] as const) {
+  const w = await startWorld(t, { zone: { 'bare.test': { TXT: ['v=spf1 -all'] }, 'noaddr.test': { MX: [{ exchange: 'mx.noaddr.test', priority: 10 }] } } });
+  const q = await w.send(['x@absent.test', 'y@bare.test', 'z@noaddr.test']);
+  for (const [i, why] of [[0, /NXDOMAIN/], [1, /no mail host/], [2, /^550 5\.4\.4 the mail hosts of noaddr\.test \(mx\.noaddr\.test\) have no address/]] as const) {
     await waitFor(() => mailState(w.ts.svc, q.mailIds[i]).status === 6, { what: 'bounced' });
     t.match(mailLogs(w.ts.svc, q.mailIds[i]).at(-1)?.response, why);
   }
