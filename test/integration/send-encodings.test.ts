@@ -142,6 +142,25 @@ t.test('a client that asked for Connection: close also writes its whole body and
   t.ok(r.closed, 'closed by the service after the body');
 });
 
+t.test('Expect: 100-continue with a declared size over the limit gets the 413 instead of the 100; within it, the 100', async (t) => {
+  const s = await startTestService(t);
+  const { slug, key } = await s.tenant();
+  const { hostname, port } = new URL(s.url);
+  const firstLine = async (length: number): Promise<string> => {
+    const socket = net.connect(Number(port), hostname);
+    t.teardown(() => socket.destroy());
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+    socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`);
+    for (let i = 0; i < 200 && !answer.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 25));
+    socket.destroy();
+    return answer.split('\r\n')[0];
+  };
+  t.match(await firstLine(20 * MB + 1), /^HTTP\/1\.1 413 /, 'refused before the body is invited');
+  t.equal(await firstLine(2 * MB), 'HTTP/1.1 100 Continue', 'a body within the limit is invited');
+});
+
 t.test('a gzip body found broken mid-upload is 400, and the rest of the body is read: the connection serves the next request', async (t) => {
   const s = await startTestService(t);
   const { slug, key } = await s.tenant();
