@@ -12,6 +12,7 @@ import type { Transport } from './transport';
 import type { ComposePool } from './compose-pool';
 import { isSandboxDomain, sandboxCapture } from '../lib/address';
 import { mailbox } from '../tracking/links';
+import { evaluateConsent } from '../consent/evaluate';
 
 export interface AttemptDeps { db: Db; spool: Spool; router: Router; transport: Transport; composer: ComposePool; publicUrl: string; secret: Buffer; hostname: string }
 
@@ -58,8 +59,21 @@ export function receivedHeader(hostname: string, mail: Pick<AttemptRow, 'door' |
   return `Received: by ${hostname} (Estafeta) with ${protocol} id ${mail.msg_id}\r\n\tfor <${mail.rcpt}>; ${date}\r\n`;
 }
 
+/**
+ * Spec, Mail delivery status: a mail accepted with 200 can later end dropped, without a charge,
+ * for "a recipient lacking required consent or having revoked it", as for a suppressed address.
+ * Consent is judged again before each attempt, as the suppression lists are: a revocation
+ * recorded while the mail waited (a deferral) stops it, and GET /v1/consent-rules/resolve's
+ * verdict stays the one the delivery applies. Test mode skips it, as at acceptance.
+ */
+export function consentCheck(db: Db, mail: AttemptRow): Outcome | null {
+  if (mail.consent_required !== 1 || mail.test_mode === 1 || mail.sender_id === null) return null;
+  const verdict = evaluateConsent(db, mail.instance_id, mail.sender_id, mail.rcpt);
+  return verdict.allowed ? null : { kind: 'dropped', uncharge: true, detail: `consent: ${verdict.detail}` };
+}
+
 export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise<Outcome> {
-  const early = precheck(mail);
+  const early = precheck(mail) ?? consentCheck(d.db, mail);
   if (early) return early;
   const route = await d.router.route(mail.rcpt_domain);
   if (route.kind === 'outcome') return route.outcome;

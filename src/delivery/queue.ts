@@ -48,12 +48,15 @@ export interface AttemptRow {
   envelope_from: string | null; attachment_bytes: number; attachment_max_bytes: number;
   /** The first suppression list holding the recipient when the row was read (case-insensitive, as the accept path's findSuppression), or null. */
   suppressed_list: string | null;
+  /** The sender (null: none registered), whether it requires consent now, and whether the send was in test mode. */
+  sender_id: number | null; consent_required: number | null; test_mode: number;
 }
 
 // One statement reads the attempt's row and its suppression: on a busy loop each statement costs
 // ~20 µs whatever it does, so the count per mail is what the delivery pays.
 const attemptSelect = `SELECT m.id, m.mail_id, m.instance_id, m.rcpt, m.rcpt_domain, m.status, m.attempts, m.received_at, m.charged, m.message_id,
             m.msg_id, g.door, g.spool_file, g.sender_email, g.envelope_from, g.attachment_bytes, i.attachment_max_bytes,
+            m.sender_id, g.test_mode, (SELECT r.is_consent_required FROM senders r WHERE r.id = m.sender_id) AS consent_required,
             (SELECT s.list FROM suppressions s WHERE s.instance_id = m.instance_id AND s.recipient = m.rcpt COLLATE NOCASE ORDER BY s.id LIMIT 1) AS suppressed_list
        FROM mails m JOIN messages g ON g.id = m.message_id JOIN instances i ON i.id = m.instance_id`;
 

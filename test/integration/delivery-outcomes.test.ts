@@ -178,6 +178,30 @@ t.test('an MX that advertises STARTTLS and then refuses it gets the mail in clea
   t.match(mx.received[0], /^Subject: Hello\r$/m);
 });
 
+t.test('consent revoked while a mail waits for its retry drops it at the next attempt, uncharged; a consent kept is delivered (spec: "can later end in dropped")', async (t) => {
+  const w = await startWorld(t, { script: { failFirst: 2 }, env: { ESTAFETA_RETRY_DELAYS: '3' } });
+  const purposes = (await w.ts.api('GET', '/v1/consent-purposes')).body.data as { id: number; code: string }[];
+  const marketing = purposes.find((p) => p.code === 'marketing')?.id;
+  const term = (await w.ts.cli('term', 'add', w.slug, '--name', 'Offers', '--type', 'marketing', '--purposes', 'marketing', '--channels', 'mail', '--json')).json;
+  await w.ts.cli('term', 'version', 'add', w.slug, String(term.id), '--version', 'v1', '--body', 'Text', '--current', '--json');
+  const consent = async (contact: string, action: 'allow' | 'deny'): Promise<void> => {
+    const r = await w.ts.api('POST', '/v1/consent-events', { body: { term_id: term.id, method: 'single_opt_in', rules: [{ contact_type: 'email_address', contact, purpose_id: marketing, action }] } });
+    if (r.status !== 201) throw new Error(r.text);
+  };
+  await consent('ana@example.test', 'allow');
+  await consent('bo@example.test', 'allow');
+  t.equal((await w.ts.cli('sender', 'consent', w.slug, 'news@brand.test', '--consent', 'marketing:opt_in', '--json')).code, 0);
+  const q = await w.send(['ana@example.test', 'bo@example.test']);
+  await waitFor(() => q.mailIds.every((id) => mailState(w.ts.svc, id).status === 5), { what: 'both deferred' });
+  await consent('ana@example.test', 'deny');
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 4, { what: 'dropped at its next attempt' });
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /^consent: purpose marketing \(opt_in\): explicit revocation/);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[1]).status === 3, { what: 'the other delivered' });
+  t.same(w.sink.received.map((m) => m.to), [['bo@example.test']], 'the revoked recipient never got it');
+  const charged = (id: string): unknown => w.ts.svc.db.prepare('SELECT charged FROM mails WHERE mail_id = ?').pluck().get(id);
+  t.same([charged(q.mailIds[0]), charged(q.mailIds[1])], [0, 1], 'the drop is not charged');
+});
+
 t.test('a UTF-8 envelope\'s own connection is closed even when the MX never answers its QUIT', async (t) => {
   const w = await startWorld(t, { zone: { 'noquit.test': { MX: [{ exchange: 'mx.noquit.test', priority: 10 }] }, 'mx.noquit.test': { A: ['127.0.0.7'] } } });
   const mx = await startFakeMx(t, '127.0.0.7', w.sink.port, 'ignore-quit');
