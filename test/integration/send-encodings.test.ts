@@ -67,94 +67,84 @@ t.test('a body over 20 MB is 413 request_too_large with max_bytes', async (t) =>
   t.match(r.body, { code: 'request_too_large', max_bytes: 20 * MB });
 });
 
+/**
+ * A raw HTTP/1.1 client on a real socket, for what fetch hides: when the answer comes relative to
+ * the body, and whether the service resets or closes. `allowHalfOpen`: the service's FIN does not
+ * stop it writing, as with a client that writes its whole body before it reads (Python's urllib).
+ */
+async function rawClient(t: { teardown(fn: () => unknown): void }, url: string, allowHalfOpen = false) {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen });
+  t.teardown(() => socket.destroy());
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const state = { answer: '', error: null as Error | null };
+  socket.on('data', (d: Buffer) => (state.answer += d.toString('latin1')));
+  socket.on('error', (err) => (state.error = err));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return {
+    socket, state, closed,
+    /** Waits (up to 10 s) until the answer so far matches. */
+    async until(re: RegExp): Promise<string> {
+      for (let i = 0; i < 400 && !re.test(state.answer); i++) await new Promise((r) => setTimeout(r, 25));
+      return state.answer;
+    },
+    /** Writes `body` in 1 MB pieces while the socket lives; returns the bytes written. */
+    async upload(body: Buffer): Promise<number> {
+      let written = 0;
+      for (let at = 0; at < body.length && !socket.destroyed; at += MB) {
+        const piece = body.subarray(at, at + MB);
+        if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
+        if (!socket.destroyed) written += piece.length;
+      }
+      return written;
+    },
+  };
+}
+
 t.test('a body refused for its size is read to its end: the client writing it gets the 413, and the connection serves the next request', async (t) => {
   const s = await startTestService(t);
   const { slug, key } = await s.tenant();
-  const { hostname, port } = new URL(s.url);
-  const socket = net.connect(Number(port), hostname);
-  t.teardown(() => socket.destroy());
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let received = '';
-  socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
-  const socketError = new Promise<Error | null>((resolve) => {
-    socket.once('error', resolve);
-    socket.once('close', () => resolve(null));
-  });
+  const auth = `Authorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\n`;
+  const c = await rawClient(t, s.url);
   const length = 20 * MB + 1;
-  socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`);
+  c.socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`);
   // The 413 comes as soon as the declared length is read, before any byte of the body.
-  for (let i = 0; i < 200 && !received.includes('max_bytes'); i++) await new Promise((r) => setTimeout(r, 25));
-  t.match(received, /^HTTP\/1\.1 413 /, 'refused before the body was sent');
-  t.notMatch(received, /connection: close/i, 'the connection is not closed under the upload');
-  // The client goes on writing its whole body, as a client that reads only afterwards does.
-  const chunk = Buffer.alloc(MB, 0x61);
-  for (let sent = 0; sent < length && !socket.destroyed; sent += chunk.length) {
-    const piece = chunk.subarray(0, Math.min(chunk.length, length - sent));
-    if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), socketError]);
-  }
-  t.notOk(socket.destroyed, 'the whole body could be written');
-  received = '';
-  socket.write('GET /v1/mails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ' + key + '\r\nX-Instance-Slug: ' + slug + '\r\n\r\n');
-  for (let i = 0; i < 400 && !/"pagination"/.test(received); i++) await new Promise((r) => setTimeout(r, 25));
-  t.match(received, /^HTTP\/1\.1 200 /, 'the whole body was read and the same connection answers the next request');
-  socket.end();
-  t.equal(await socketError, null, 'no reset, no EPIPE');
+  const refused = await c.until(/max_bytes/);
+  t.match(refused, /^HTTP\/1\.1 413 /, 'refused before the body was sent');
+  t.notMatch(refused, /connection: close/i, 'the connection is not closed under the upload');
+  t.equal(await c.upload(Buffer.alloc(length, 0x61)), length, 'the whole body could be written');
+  c.state.answer = '';
+  c.socket.write(`GET /v1/mails HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
+  t.match(await c.until(/"pagination"/), /^HTTP\/1\.1 200 /, 'the whole body was read and the same connection answers the next request');
+  c.socket.end();
+  await c.closed;
+  t.equal(c.state.error, null, 'no reset, no EPIPE');
   t.equal((await s.api('GET', '/v1/mails')).body.data.length, 0, 'nothing accepted');
 });
-
-/** A raw HTTP/1.1 client: writes `head`, then `body` in 1 MB writes once the answer has come, and reports what happened. */
-async function uploadAfterAnswer(s: { url: string }, head: string, body: Buffer, expectClose: boolean): Promise<{ answer: string; error: Error | null; closed: boolean; written: number }> {
-  const { hostname, port } = new URL(s.url);
-  // Half-open, as a client that writes its whole body before it reads (Python's urllib) is: the
-  // service's FIN does not stop it writing.
-  const socket = net.connect({ port: Number(port), host: hostname, allowHalfOpen: true });
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let answer = '';
-  socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
-  let error: Error | null = null;
-  let written = 0;
-  const closed = new Promise<void>((resolve) => {
-    socket.once('error', (err) => { error = err; });
-    socket.once('close', () => resolve());
-  });
-  socket.write(head);
-  for (let i = 0; i < 200 && !answer.includes('"code"'); i++) await new Promise((r) => setTimeout(r, 25));
-  for (let sent = 0; sent < body.length && !socket.destroyed; sent += MB) {
-    const piece = body.subarray(sent, sent + MB);
-    if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), closed]);
-    if (!socket.destroyed) written += piece.length;
-  }
-  if (!socket.destroyed) socket.end();
-  if (expectClose) await Promise.race([closed, new Promise((r) => setTimeout(r, 5000))]);
-  const wasClosed = socket.destroyed || socket.readableEnded;
-  socket.destroy();
-  return { answer, error, closed: wasClosed, written };
-}
 
 t.test('a client that asked for Connection: close also writes its whole body and reads the 413; the socket closes once the body ended', async (t) => {
   const s = await startTestService(t);
   const { slug, key } = await s.tenant();
+  const c = await rawClient(t, s.url, true);
   const length = 20 * MB + 1;
-  const r = await uploadAfterAnswer(s, `POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`, Buffer.alloc(length, 0x61), true);
-  t.match(r.answer, /^HTTP\/1\.1 413 [\s\S]*connection: close[\s\S]*"max_bytes":20971520/i, 'the 413, saying the connection closes');
-  t.equal(r.error, null, 'no EPIPE or reset while the body was written');
-  t.equal(r.written, length, 'the whole body could be written after the service\'s FIN');
-  t.ok(r.closed, 'closed by the service after the body');
+  c.socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`);
+  await c.until(/"code"/);
+  t.equal(await c.upload(Buffer.alloc(length, 0x61)), length, 'the whole body could be written after the service\'s FIN');
+  if (!c.socket.destroyed) c.socket.end();
+  await Promise.race([c.closed, new Promise((r) => setTimeout(r, 5000))]);
+  t.match(c.state.answer, /^HTTP\/1\.1 413 [\s\S]*connection: close[\s\S]*"max_bytes":20971520/i, 'the 413, saying the connection closes');
+  t.equal(c.state.error, null, 'no EPIPE or reset while the body was written');
+  t.ok(c.socket.destroyed || c.socket.readableEnded, 'closed by the service after the body');
 });
 
 t.test('Expect: 100-continue with a declared size over the limit gets the 413 instead of the 100; within it, the 100', async (t) => {
   const s = await startTestService(t);
   const { slug, key } = await s.tenant();
-  const { hostname, port } = new URL(s.url);
   const firstLine = async (length: number): Promise<string> => {
-    const socket = net.connect(Number(port), hostname);
-    t.teardown(() => socket.destroy());
-    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    let answer = '';
-    socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
-    socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`);
-    for (let i = 0; i < 200 && !answer.includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 25));
-    socket.destroy();
+    const c = await rawClient(t, s.url);
+    c.socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`);
+    const answer = await c.until(/\r\n\r\n/);
+    c.socket.destroy();
     return answer.split('\r\n')[0];
   };
   t.match(await firstLine(20 * MB + 1), /^HTTP\/1\.1 413 /, 'refused before the body is invited');
@@ -166,25 +156,14 @@ t.test('a gzip body found broken mid-upload is 400, and the rest of the body is 
   const { slug, key } = await s.tenant();
   const body = Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0x03]), Buffer.alloc(3 * MB, 0xff)]);
   const auth = `Authorization: Bearer ${key}\r\nX-Instance-Slug: ${slug}\r\n`;
-  const { hostname, port } = new URL(s.url);
-  const socket = net.connect(Number(port), hostname);
-  t.teardown(() => socket.destroy());
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let answer = '';
-  socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
-  let error: Error | null = null;
-  socket.on('error', (err) => { error = err; });
-  socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`);
-  for (let sent = 0; sent < body.length && !socket.destroyed; sent += 64 * 1024) {
-    if (!socket.write(body.subarray(sent, sent + 64 * 1024))) await new Promise((r) => socket.once('drain', r));
-  }
-  for (let i = 0; i < 200 && !answer.includes('"code"'); i++) await new Promise((r) => setTimeout(r, 25));
-  t.match(answer, /^HTTP\/1\.1 400 [\s\S]*malformed_request/, 'refused as malformed gzip');
-  answer = '';
-  socket.write(`GET /v1/mails HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
-  for (let i = 0; i < 400 && !/"pagination"/.test(answer); i++) await new Promise((r) => setTimeout(r, 25));
-  t.match(answer, /^HTTP\/1\.1 200 /, 'the same connection answers the next request');
-  t.equal(error, null, 'no reset');
+  const c = await rawClient(t, s.url);
+  c.socket.write(`POST /v1/mails/send HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n`);
+  await c.upload(body);
+  t.match(await c.until(/"code"/), /^HTTP\/1\.1 400 [\s\S]*malformed_request/, 'refused as malformed gzip');
+  c.state.answer = '';
+  c.socket.write(`GET /v1/mails HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
+  t.match(await c.until(/"pagination"/), /^HTTP\/1\.1 200 /, 'the same connection answers the next request');
+  t.equal(c.state.error, null, 'no reset');
 });
 
 function multipart(parts: { name: string; value?: string; filename?: string; type?: string; content?: Buffer }[]): { body: Buffer; type: string } {
