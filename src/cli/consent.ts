@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { csv, intOption, run } from './context';
-import { ServiceError } from '../errors';
+import { validationError } from '../errors';
 import { addPurpose, addTerm, addTermVersion, makeVersionCurrent, setPurposeEnabled, updatePurpose, updateTerm } from '../consent/catalog';
 
 export function consentCommands(program: Command): void {
@@ -49,7 +49,7 @@ export function consentCommands(program: Command): void {
     .action(run((ctx, [slug, termId], o) => {
       const i = ctx.instance(slug);
       const id = Number(intOption('term_id', { min: 1 })(termId));
-      if (o.active && o.inactive) throw new ServiceError('validation_error', 'Give --active or --inactive, not both.', { errors: [{ pointer: '/is_active', code: 'value_error', message: 'Give --active or --inactive, not both.' }] });
+      if (o.active && o.inactive) throw validationError([{ pointer: '/is_active', code: 'value_error', message: 'Give --active or --inactive, not both.' }], 'Give --active or --inactive, not both.');
       return ctx.db.transaction(() => updateTerm(ctx.db, i.id, id, {
         name: o.name === undefined ? undefined : String(o.name),
         type: o.type === undefined ? undefined : String(o.type),

@@ -44,6 +44,12 @@ export function tlsHandshakeFailure(response: string): boolean {
   return /^ETLS\b/.test(response) || (/^ESOCKET\b/.test(response) && /\b(SSL|TLS)\b|ssl3?_|tls_|handshake/i.test(response));
 }
 
+/** The outcome of a transaction the client library reports as done, from the host's final reply. */
+function accepted(reply: unknown): Outcome {
+  const response = String(reply ?? '250 OK');
+  return classifyReply(Number(/^\d{3}/.exec(response)?.[0] ?? 250), response, 'message');
+}
+
 /** How long a one-off connection waits for the answer to its QUIT before closing anyway. */
 const quitWaitMs = 2000;
 
@@ -78,9 +84,7 @@ export function createTransport(o: TransportOptions): Transport {
       // announced as BODY=8BITMIME where the MX offers it; API-built messages are 7-bit.
       const use8BitMime = !isAscii(raw);
       const info = await p.mailer.sendMail({ envelope: { from: envelope.from, to: [envelope.to], use8BitMime } as Mail.Options['envelope'], raw });
-      const response = String(info.response ?? '250 OK');
-      const code = Number(/^\d{3}/.exec(response)?.[0] ?? 250);
-      return classifyReply(code, response, 'message');
+      return accepted(info.response);
     } catch (err) {
       // A closed pool fails what waited in its queue before any connection took it.
       if (draining && err instanceof Error && err.message === 'Connection pool was closed') throw new NotStarted(err.message);
@@ -120,8 +124,7 @@ export function createTransport(o: TransportOptions): Transport {
         return { kind: 'bounced', scope: 'message', restrict: false, response: `550 5.6.7 SMTPUTF8 is required, but was not offered by host ${hop.host}` };
       }
       const info = await step<SMTPConnection.SentMessageInfo>((done) => conn.send({ from: envelope.from, to: [envelope.to], use8BitMime: !isAscii(raw) } as SMTPConnection.Envelope, raw, done));
-      const response = String(info.response ?? '250 OK');
-      return classifyReply(Number(/^\d{3}/.exec(response)?.[0] ?? 250), response, 'message');
+      return accepted(info.response);
     } catch (err) {
       return classifyError(err);
     } finally {
@@ -153,7 +156,7 @@ export function createTransport(o: TransportOptions): Transport {
 
   return {
     async send(hop, envelope, raw) {
-      const utf8 = !isAscii(Buffer.from(envelope.from + envelope.to));
+      const utf8 = /[^\x00-\x7f]/.test(envelope.from + envelope.to);
       const via = (plain: boolean): Promise<Outcome> => (utf8 ? sendUtf8(hop, plain, envelope, raw) : sendVia(pool(hop, plain), envelope, raw));
       const outcome = await via(false);
       const tlsFailed = outcome.kind === 'deferred' && outcome.scope === 'site' && tlsHandshakeFailure(outcome.response);
