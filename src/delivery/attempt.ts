@@ -1,7 +1,7 @@
 /**
  * One delivery attempt of one mail (one recipient): the checks that drop or capture it without a
  * connection, then the recipient's copy (tracked, DKIM-signed) carried to the first host of its
- * route that gives a verdict. Returns an Outcome; never writes the store.
+ * route that gives a verdict (delivers or refuses for good). Returns an Outcome; never writes the store.
  */
 import type { Db } from '../store/db';
 import type { Spool } from '../spool/spool';
@@ -83,8 +83,11 @@ export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise
   for (const hop of route.hops) {
     const outcome = await d.transport.send(hop, envelope, copy);
     last = { ...outcome, detail: `${hop.host} [${hop.address}]:${hop.port}` };
-    // Only an unreachable site sends us to the next host; any reply is the destination's verdict.
-    if (!(outcome.kind === 'deferred' && outcome.scope === 'site')) return last;
+    // A temporary failure of any kind (unreachable, a 4xx to the session, MAIL, RCPT or DATA)
+    // sends the mail on to the next host in the same attempt, as Postfix's smtp client does with
+    // recipients a soft error left undelivered while a server remains; a 2xx or 5xx is the
+    // destination's verdict.
+    if (outcome.kind !== 'deferred') return last;
   }
   return last;
 }

@@ -1,14 +1,15 @@
 /**
  * An MX with a fault smtp-server cannot be configured to have, over a real TCP socket on a
- * loopback address: a 5xx greeting, STARTTLS advertised and then refused (454), or a QUIT never
- * answered (SMTPUTF8 offered). In the last two modes it speaks just enough SMTP (EHLO, MAIL,
+ * loopback address: a 5xx greeting, STARTTLS advertised and then refused (454), a QUIT never
+ * answered (SMTPUTF8 offered), or every RCPT answered 451 or 550 (on one address while another
+ * host on the same port accepts). Past the greeting it speaks just enough SMTP (EHLO, MAIL,
  * RCPT, DATA, QUIT) to take a message in clear text and records it. Closed in t.teardown.
  */
 import net from 'node:net';
 
 export interface FakeMx { received: string[]; sessions: number; /** Sessions whose socket has closed. */ closed: number }
 
-export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host: string, port: number, mode: 'greet-554' | 'refuse-starttls' | 'ignore-quit'): Promise<FakeMx> {
+export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host: string, port: number, mode: 'greet-554' | 'refuse-starttls' | 'ignore-quit' | 'rcpt-451' | 'rcpt-550'): Promise<FakeMx> {
   const fake: FakeMx = { received: [], sessions: 0, closed: 0 };
   const open = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -41,7 +42,11 @@ export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host
           continue;
         }
         const verb = line.slice(0, 4).toUpperCase();
-        if (verb === 'EHLO') socket.write(mode === 'ignore-quit' ? `250-${host}\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n` : `250-${host}\r\n250-8BITMIME\r\n250 STARTTLS\r\n`);
+        if (verb === 'EHLO') {
+          const extra = mode === 'ignore-quit' ? '250-8BITMIME\r\n250 SMTPUTF8' : mode === 'refuse-starttls' ? '250-8BITMIME\r\n250 STARTTLS' : '250 8BITMIME';
+          socket.write(`250-${host}\r\n${extra}\r\n`);
+        } else if (verb === 'RCPT' && mode === 'rcpt-451') socket.write('451 4.3.0 mailbox busy, try later\r\n');
+        else if (verb === 'RCPT' && mode === 'rcpt-550') socket.write('550 5.1.1 no such mailbox\r\n');
         else if (verb === 'STAR') socket.write('454 4.7.0 TLS not available\r\n');
         else if (verb === 'DATA') {
           data = '';

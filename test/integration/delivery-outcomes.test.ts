@@ -169,6 +169,27 @@ t.test('a host that greets with a 5xx is skipped for the next MX: no bounce, no 
   t.notOk(restricted(w, 'x@greet.test'), 'a greeting says nothing of the recipient');
 });
 
+t.test('a 4xx from a host after its greeting sends the mail on to the next MX in the same attempt; a 5xx there is the verdict', async (t) => {
+  const w = await startWorld(t, { zone: {
+    'busy.test': { MX: [{ exchange: 'first.busy.test', priority: 10 }, { exchange: 'second.busy.test', priority: 20 }] },
+    'first.busy.test': { A: ['127.0.0.8'] }, 'second.busy.test': { A: ['127.0.0.1'] },
+    'gone.test': { MX: [{ exchange: 'first.gone.test', priority: 10 }, { exchange: 'second.gone.test', priority: 20 }] },
+    'first.gone.test': { A: ['127.0.0.9'] }, 'second.gone.test': { A: ['127.0.0.1'] },
+  } });
+  const busy = await startFakeMx(t, '127.0.0.8', w.sink.port, 'rcpt-451');
+  const gone = await startFakeMx(t, '127.0.0.9', w.sink.port, 'rcpt-550');
+  const q = await w.send(['x@busy.test', 'y@gone.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3 && mailState(w.ts.svc, q.mailIds[1]).status === 6, { what: 'sent via the second MX; bounced by the first' });
+  t.ok(busy.sessions >= 1, 'the host answering 451 was tried first');
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).attempts, 1, 'one attempt: no deferral, no wait for a retry');
+  t.same(mailLogs(w.ts.svc, q.mailIds[0]).map((l) => l.event), ['sent']);
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /^second\.busy\.test \[127\.0\.0\.1\]/);
+  t.ok(gone.sessions >= 1);
+  t.match(mailLogs(w.ts.svc, q.mailIds[1]).at(-1)?.response, /^550 5\.1\.1 no such mailbox/);
+  t.same(w.sink.received.map((m) => m.to), [['x@busy.test']], 'the second MX of the refusing domain was never asked');
+  t.ok(restricted(w, 'y@gone.test'));
+});
+
 t.test('an MX that advertises STARTTLS and then refuses it gets the mail in clear text (opportunistic TLS)', async (t) => {
   const w = await startWorld(t, { zone: { 'notls.test': { MX: [{ exchange: 'mx.notls.test', priority: 10 }] }, 'mx.notls.test': { A: ['127.0.0.6'] } } });
   const mx = await startFakeMx(t, '127.0.0.6', w.sink.port, 'refuse-starttls');
