@@ -15,7 +15,7 @@ import { createScheduler } from './scheduler';
 import { createRouter } from './route';
 import { createTransport, NotStarted } from './transport';
 import { attemptDelivery, type AttemptDeps } from './attempt';
-import { loadAttempt, writeOutcome, type AttemptRow, type Written } from './queue';
+import { expiredOutcome, loadAttempt, writeOutcome, type AttemptRow, type Written } from './queue';
 import type { Outcome } from './outcome';
 
 export interface Delivery {
@@ -96,13 +96,14 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     hostname: config.hostname,
   };
   const writer = createOutcomeWriter(deps, () => scheduler.wake());
+  const policy = { retryDelays: config.retryDelays, maxQueueAge: config.maxQueueAge };
 
   async function run(id: number): Promise<void> {
     const mail = loadAttempt(db, id);
     if (!mail || (mail.status !== 2 && mail.status !== 5)) return;
     let outcome: Outcome;
     try {
-      outcome = await attemptDelivery(attemptDeps, mail);
+      outcome = expiredOutcome(db, mail, Date.now(), policy) ?? await attemptDelivery(attemptDeps, mail);
     } catch (err) {
       if (err instanceof NotStarted) return; // the stop came first: no outcome, due again at the next start
       // A bug or a local outage (spool unreadable): retry later rather than lose the mail.

@@ -9,7 +9,8 @@ export type Scope = 'site' | 'message' | 'recipient';
 export type Outcome =
   | { kind: 'sent'; response: string; detail?: string }
   | { kind: 'deferred'; scope: Scope; response: string; detail?: string }
-  | { kind: 'bounced'; scope: Scope; response: string; detail?: string; restrict: boolean }
+  /** `tried: false`: decided without a connection (the queue age ran out while the mail waited). */
+  | { kind: 'bounced'; scope: Scope; response: string; detail?: string; restrict: boolean; tried?: false }
   /** Decided before any connection: suppression, functional attachment limit. */
   | { kind: 'dropped'; detail: string; uncharge?: boolean };
 

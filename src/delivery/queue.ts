@@ -94,12 +94,12 @@ export interface Written { kind: Outcome['kind'] | null; file: string | null }
  */
 export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: number, policy: RetryPolicy): Written {
   let o = outcome;
-  const tried = o.kind !== 'dropped' && o.detail !== sandboxCapture.detail;
+  const tried = o.kind !== 'dropped' && o.detail !== sandboxCapture.detail && !(o.kind === 'bounced' && o.tried === false);
   const attempts = mail.attempts + (tried ? 1 : 0);
   let next: number | null = null;
   if (o.kind === 'deferred') {
     next = nextAttemptAt({ attempt: attempts, receivedAt: mail.received_at, now, delays: policy.retryDelays, maxQueueAge: policy.maxQueueAge });
-    if (next === null) o = { kind: 'bounced', scope: o.scope, response: o.response, restrict: false, detail: `expired: still undeliverable after the maximum queue age (${policy.maxQueueAge} s); last: ${o.response}${o.detail ? ` (${o.detail})` : ''}` };
+    if (next === null) o = { kind: 'bounced', scope: o.scope, response: o.response, restrict: false, detail: expiredDetail(policy, o.response, o.detail) };
   }
   const status = o.kind === 'sent' ? STATUS.sent : o.kind === 'deferred' ? STATUS.deferred : o.kind === 'bounced' ? STATUS.bounced : STATUS.dropped;
   const final = status !== STATUS.deferred;
@@ -115,6 +115,23 @@ export function writeOutcome(db: Db, mail: AttemptRow, outcome: Outcome, now: nu
   }
   if (o.kind === 'dropped' && o.uncharge && mail.charged) uncharge(db, mail.instance_id, mail.received_at);
   return { kind: o.kind, file: final ? finishRecipient(db, mail.message_id) : null };
+}
+
+const expiredDetail = (policy: RetryPolicy, response: string, detail: string | undefined | null): string =>
+  `expired: still undeliverable after the maximum queue age (${policy.maxQueueAge} s); last: ${response}${detail ? ` (${detail})` : ''}`;
+
+/**
+ * CONTRACT §2: ESTAFETA_MAX_QUEUE_AGE is when "a still-deferred mail is bounced". A deferred
+ * mail due at (or after) that moment is bounced then, with its last remote reply, without one
+ * more try ahead of its retry schedule; no restriction, as for a deferral past the age. A mail
+ * never tried (status 2, a service down for longer than the age) still gets its attempt.
+ */
+export function expiredOutcome(db: Db, mail: AttemptRow, now: number, policy: RetryPolicy): Outcome | null {
+  if (mail.status !== STATUS.deferred || now < mail.received_at + policy.maxQueueAge * 1000) return null;
+  const last = db.prepare(`SELECT response, detail FROM mail_logs WHERE mail_row = ? AND event = 'deferred' ORDER BY id DESC LIMIT 1`)
+    .get(mail.id) as { response: string | null; detail: string | null } | undefined;
+  const response = last?.response ?? '451 4.4.7 delivery time expired';
+  return { kind: 'bounced', scope: 'message', response, restrict: false, tried: false, detail: expiredDetail(policy, response, last?.detail) };
 }
 
 /** One recipient of the message is final; returns its spool file when it was the last one. */

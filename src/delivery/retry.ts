@@ -15,6 +15,7 @@ export function nextAttemptAt(o: { attempt: number; receivedAt: number; now: num
   const expiresAt = o.receivedAt + o.maxQueueAge * 1000;
   if (o.now >= expiresAt) return null;
   const next = o.now + retryDelay(o.attempt, o.delays) * 1000;
-  // The last try happens at the expiry time, not after it: a mail is never held longer than the age.
+  // A retry due after the expiry is replaced by the bounce at the expiry time (queue.ts,
+  // expiredOutcome): a mail is never held longer than the age, nor tried ahead of its schedule.
   return Math.min(next, expiresAt);
 }

@@ -64,6 +64,18 @@ t.test('a refused connection defers; once the mail is older than the maximum que
   t.match(bounced?.reason, /last: .*(ECONNECTION|ECONNREFUSED).*mx\.down\.test/, 'and what the last attempt got, from which host');
 });
 
+t.test('a retry due after the maximum queue age is not brought forward: the still-deferred mail is bounced at the age, untried (CONTRACT §2)', async (t) => {
+  // The MX would take the mail at a second attempt; the age (3 s) comes long before the retry (30 s).
+  const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '30', ESTAFETA_MAX_QUEUE_AGE: '3' } });
+  const q = await w.send(['late@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 6, { what: 'bounced at the queue age' });
+  t.equal(w.sink.received.length, 0, 'no second attempt reached the MX');
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).attempts, 1, 'the expiry is not an attempt');
+  t.same(mailLogs(w.ts.svc, q.mailIds[0]).map((l) => [l.event, l.status]), [['deferred', 5], ['bounced', 6]]);
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1), { response: /^451/, detail: /^expired: .*maximum queue age \(3 s\); last: 451 .*mx\.example\.test/ });
+  t.notOk(restricted(w, 'late@example.test'));
+});
+
 t.test('a null MX bounces at once; a DNS outage defers', async (t) => {
   const w = await startWorld(t, { zone: { 'nomail.test': { MX: [{ exchange: '.', priority: 0 }] } } });
   const q = await w.send(['x@nomail.test']);
