@@ -25,6 +25,8 @@ export interface SubmissionDeps { db: Db; config: Readonly<Config>; log: Logger;
 /** Spec, Limits (one source with the accept path): 15 MB = 15728640 bytes, 50 recipients. */
 const MAX_MESSAGE_BYTES = limits.messageBytes;
 const MAX_RECIPIENTS = limits.recipients;
+/** RCPT commands accepted per transaction: smtp-server starts a new envelope object at MAIL, RSET and after DATA. */
+const rcptCommands = new WeakMap<object, number>();
 
 /** What AUTH established. The key itself is kept to re-check it for every message (CLI changes apply at once). */
 class SubmissionUser {
@@ -280,7 +282,13 @@ function createServer(deps: SubmissionDeps, name: string, secure: boolean, tls: 
       // one; the HTTP door keeps the first spelling of a duplicate, and both doors must store the
       // same mails (CONTRACT §4): the replacement takes the first spelling.
       if (again) address.address = again.address;
-      callback(rcpts.length >= MAX_RECIPIENTS && !again ? replies.tooManyRecipients(MAX_RECIPIENTS) : null);
+      // The limit counts RCPT commands, repeats included, as Postfix's smtpd_recipient_limit
+      // does and as the HTTP door counts to + cc + bcc entries: 51 recipients, even twice the
+      // same, are refused at both doors (the repeats are merged into one mail afterwards).
+      const accepted = rcptCommands.get(session.envelope) ?? 0;
+      if (accepted >= MAX_RECIPIENTS) return callback(replies.tooManyRecipients(MAX_RECIPIENTS));
+      rcptCommands.set(session.envelope, accepted + 1);
+      callback(null);
     },
     onData(stream, session, callback) {
       const user = session.user instanceof SubmissionUser ? session.user : null;

@@ -214,6 +214,20 @@ t.test('the 51st RCPT is 452 4.5.3 and the first 50 are accepted', async (t) => 
   t.equal((await s.api('GET', `/v1/mails?msg_id=${msgId}&page_size=100`)).body.data.length, 50);
 });
 
+t.test('the limit counts RCPT commands, repeats included, as the HTTP door counts to + cc + bcc entries', async (t) => {
+  const s = await startTestService(t);
+  const { from, rcpt, c } = await session(t, s);
+  const to = [...Array.from({ length: 49 }, (_, i) => rcpt(`r${i}`)), rcpt('R0'), rcpt('r1')];
+  const { err, info } = await c.send(from, to, message(from, to[0], 'Repeats'));
+  t.equal(err, null);
+  t.equal(info?.rejectedErrors?.length, 1, 'the 51st RCPT is refused');
+  t.match(info?.rejectedErrors?.[0]?.response, /^452 4\.5\.3 validation_error /);
+  const msgId = queued.exec(info?.response ?? '')?.[1] as string;
+  t.equal((await s.api('GET', `/v1/mails?msg_id=${msgId}&page_size=100`)).body.data.length, 49, 'the repeat still makes no second mail');
+  const http = await s.api('POST', '/v1/mails/send', { body: { sender_email: from, to: to.map((email) => ({ email })), subject: 's', html: 'x' } });
+  t.equal(http.status, 422, 'the same 51 recipients over HTTP');
+});
+
 t.test('a recipient repeated in another case is one mail, stored with its first spelling, as over HTTP', async (t) => {
   const s = await startTestService(t);
   const { from, rcpt, c } = await session(t, s);
