@@ -72,22 +72,43 @@ export function consentCheck(db: Db, mail: AttemptRow): Outcome | null {
   return verdict.allowed ? null : { kind: 'dropped', uncharge: true, detail: `consent: ${verdict.detail}` };
 }
 
-export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow): Promise<Outcome> {
-  const early = precheck(mail) ?? consentCheck(d.db, mail);
+/**
+ * The copy goes to the route's hosts in preference order until one gives a verdict. A temporary
+ * failure of any kind (unreachable, a 4xx to the session, MAIL, RCPT or DATA) carries it on to
+ * the next host in the same attempt, as Postfix's smtp client does with the recipients a soft
+ * error left undelivered while a server remains; a 2xx is final, and so is a 5xx, except from a
+ * host reached after a better one answered 4xx: a backup refusing what the primary only
+ * postponed (greylisting, a full mailbox) is not the domain's verdict, and a bounce would put the
+ * address on the restrictions list for good. The mail then waits for its retry with the
+ * primary's reply. A deferral reports the most telling reply (an SMTP reply over a connection
+ * error) and names every host tried, so the log and a later expiry keep the real cause.
+ */
+/** `expiry`: the queue-age verdict (queue.ts, expiredOutcome), judged after the checks that drop. */
+export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow, expiry: (mail: AttemptRow) => Outcome | null): Promise<Outcome> {
+  const early = precheck(mail) ?? consentCheck(d.db, mail) ?? expiry(mail);
   if (early) return early;
   const route = await d.router.route(mail.rcpt_domain);
   if (route.kind === 'outcome') return route.outcome;
   const copy = await composeCopy(d, mail);
   const envelope = { from: returnPath(d, mail), to: mail.rcpt };
-  let last: Outcome = { kind: 'deferred', scope: 'site', response: '451 4.4.0 no route' };
+  const tried: { where: string; outcome: Outcome }[] = [];
   for (const hop of route.hops) {
+    const where = `${hop.host} [${hop.address}]:${hop.port}`;
     const outcome = await d.transport.send(hop, envelope, copy);
-    last = { ...outcome, detail: `${hop.host} [${hop.address}]:${hop.port}` };
-    // A temporary failure of any kind (unreachable, a 4xx to the session, MAIL, RCPT or DATA)
-    // sends the mail on to the next host in the same attempt, as Postfix's smtp client does with
-    // recipients a soft error left undelivered while a server remains; a 2xx or 5xx is the
-    // destination's verdict.
-    if (outcome.kind !== 'deferred') return last;
+    const postponed = tried.find((t) => hasReply(t.outcome));
+    if (outcome.kind === 'bounced' && postponed) {
+      tried.push({ where, outcome });
+      break;
+    }
+    if (outcome.kind !== 'deferred') return { ...outcome, detail: where };
+    tried.push({ where, outcome });
   }
-  return last;
+  if (tried.length === 0) return { kind: 'deferred', scope: 'site', response: '451 4.4.0 no route' };
+  const reported = tried.find((t) => hasReply(t.outcome)) ?? tried[tried.length - 1];
+  const replyOf = (o: Outcome): string => ('response' in o ? o.response : o.detail);
+  const others = tried.filter((t) => t !== reported).map((t) => `${t.where}: ${replyOf(t.outcome)}`);
+  return { ...reported.outcome, detail: others.length ? `${reported.where}; also tried ${others.join('; ')}` : reported.where };
 }
+
+/** A temporary failure the host answered with an SMTP reply (not a connection that failed). */
+const hasReply = (o: Outcome): boolean => o.kind === 'deferred' && /^4\d\d\b/.test(o.response);

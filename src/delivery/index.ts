@@ -103,7 +103,7 @@ export function createDelivery(deps: DeliveryDeps): Delivery {
     if (!mail || (mail.status !== 2 && mail.status !== 5)) return;
     let outcome: Outcome;
     try {
-      outcome = expiredOutcome(db, mail, Date.now(), policy) ?? await attemptDelivery(attemptDeps, mail);
+      outcome = await attemptDelivery(attemptDeps, mail, (m) => expiredOutcome(db, m, Date.now(), policy));
     } catch (err) {
       if (err instanceof NotStarted) return; // the stop came first: no outcome, due again at the next start
       // A bug or a local outage (spool unreadable): retry later rather than lose the mail.

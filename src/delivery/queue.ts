@@ -6,7 +6,7 @@ import { withoutSync, type Db } from '../store/db';
 import { addSuppression } from '../store/suppressions';
 import { readFresh } from '../store/fresh';
 import { insertMailLog } from '../store/mails';
-import { nextAttemptAt } from './retry';
+import { nextAttemptAt, retryDelay } from './retry';
 import { sandboxCapture } from '../lib/address';
 import { STATUS, type Outcome } from './outcome';
 
@@ -122,14 +122,19 @@ const expiredDetail = (policy: RetryPolicy, response: string, detail: string | u
 
 /**
  * CONTRACT §2: ESTAFETA_MAX_QUEUE_AGE is when "a still-deferred mail is bounced". A deferred
- * mail due at (or after) that moment is bounced then, with its last remote reply, without one
- * more try ahead of its retry schedule; no restriction, as for a deferral past the age. A mail
- * never tried (status 2, a service down for longer than the age) still gets its attempt.
+ * mail whose retry, by ESTAFETA_RETRY_DELAYS, falls after that moment was woken at the moment
+ * itself (nextAttemptAt): it is bounced then, with its last remote reply, without a try ahead of
+ * its schedule; no restriction, as for a deferral past the age. A retry that was due before the
+ * age and comes late (the service was down, a backlog) is still made, as is the first attempt of
+ * a mail never tried: their temporary failure bounces at once (writeOutcome). Called after the
+ * checks that drop a mail (suppression, consent, attachment limit), which win over the expiry.
  */
 export function expiredOutcome(db: Db, mail: AttemptRow, now: number, policy: RetryPolicy): Outcome | null {
-  if (mail.status !== STATUS.deferred || now < mail.received_at + policy.maxQueueAge * 1000) return null;
-  const last = db.prepare(`SELECT response, detail FROM mail_logs WHERE mail_row = ? AND event = 'deferred' ORDER BY id DESC LIMIT 1`)
-    .get(mail.id) as { response: string | null; detail: string | null } | undefined;
+  const expiresAt = mail.received_at + policy.maxQueueAge * 1000;
+  if (mail.status !== STATUS.deferred || now < expiresAt) return null;
+  const last = db.prepare(`SELECT at, response, detail FROM mail_logs WHERE mail_row = ? AND event = 'deferred' ORDER BY id DESC LIMIT 1`)
+    .get(mail.id) as { at: number; response: string | null; detail: string | null } | undefined;
+  if (last && last.at + retryDelay(mail.attempts, policy.retryDelays) * 1000 <= expiresAt) return null; // an overdue retry
   const response = last?.response ?? '451 4.4.7 delivery time expired';
   return { kind: 'bounced', scope: 'message', response, restrict: false, tried: false, detail: expiredDetail(policy, response, last?.detail) };
 }

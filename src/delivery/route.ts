@@ -85,7 +85,9 @@ export function createRouter(o: RouteOptions): Router {
     for (const host of exchanges) {
       const a = await addresses(host);
       failed ||= a.failed;
-      for (const address of a.list) hops.push({ host, address, port: o.deliveryPort, secure: false });
+      // One server named twice (two MX names, one address) is tried once, at its best preference:
+      // a temporary failure moves on to the next host, never to the same server again.
+      for (const address of a.list) if (!hops.some((h) => h.address === address)) hops.push({ host, address, port: o.deliveryPort, secure: false });
     }
     if (hops.length) return { kind: 'hops', hops };
     if (failed) return deferred(`451 4.4.3 DNS lookup of the mail hosts of ${domain} failed`);

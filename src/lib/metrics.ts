@@ -29,7 +29,7 @@ export function createMetrics(): Metrics {
   const acceptedMessages = new client.Counter({ name: 'estafeta_accepted_messages_total', help: 'Sends acknowledged (HTTP 200, SMTP 250), by door', labelNames: ['door'] as const, registers });
   const acceptedRecipients = new client.Counter({ name: 'estafeta_accepted_recipients_total', help: 'Recipients of acknowledged sends, by door and what acceptance made of them (queued, captured by the sandbox, dropped)', labelNames: ['door', 'result'] as const, registers });
   const refusedSends = new client.Counter({ name: 'estafeta_refused_sends_total', help: 'Sends refused, by door and error code', labelNames: ['door', 'code'] as const, registers });
-  const deliveryOutcomes = new client.Counter({ name: 'estafeta_delivery_outcomes_total', help: 'Delivery attempts by outcome (sent, deferred, bounced, dropped)', labelNames: ['outcome'] as const, registers });
+  const deliveryOutcomes = new client.Counter({ name: 'estafeta_delivery_outcomes_total', help: 'Outcomes the delivery loop wrote, by kind (sent, deferred, bounced, dropped); a drop, a DNS verdict or a queue-age expiry needs no connection', labelNames: ['outcome'] as const, registers });
   let queued: () => number = () => 0;
   new client.Gauge({ name: 'estafeta_queue_messages', help: 'Messages with recipients still to deliver (queued or deferred)', registers, collect() { this.set(queued()); } });
   return {

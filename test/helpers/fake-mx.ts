@@ -7,10 +7,10 @@
  */
 import net from 'node:net';
 
-export interface FakeMx { received: string[]; sessions: number; /** Sessions whose socket has closed. */ closed: number }
+export interface FakeMx { received: string[]; sessions: number; /** Sessions whose socket has closed. */ closed: number; /** RCPT commands received. */ rcpts: number }
 
 export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host: string, port: number, mode: 'greet-554' | 'refuse-starttls' | 'ignore-quit' | 'rcpt-451' | 'rcpt-550'): Promise<FakeMx> {
-  const fake: FakeMx = { received: [], sessions: 0, closed: 0 };
+  const fake: FakeMx = { received: [], sessions: 0, closed: 0, rcpts: 0 };
   const open = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     fake.sessions++;
@@ -42,6 +42,7 @@ export async function startFakeMx(t: { teardown(fn: () => unknown): void }, host
           continue;
         }
         const verb = line.slice(0, 4).toUpperCase();
+        if (verb === 'RCPT') fake.rcpts++;
         if (verb === 'EHLO') {
           const extra = mode === 'ignore-quit' ? '250-8BITMIME\r\n250 SMTPUTF8' : mode === 'refuse-starttls' ? '250-8BITMIME\r\n250 STARTTLS' : '250 8BITMIME';
           socket.write(`250-${host}\r\n${extra}\r\n`);

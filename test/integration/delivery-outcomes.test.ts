@@ -76,6 +76,19 @@ t.test('a retry due after the maximum queue age is not brought forward: the stil
   t.notOk(restricted(w, 'late@example.test'));
 });
 
+t.test('an address suppressed while its mail waits ends dropped and uncharged at the queue age, not bounced: the drop checks come before the expiry', async (t) => {
+  const w = await startWorld(t, { script: { failFirst: 100 }, env: { ESTAFETA_RETRY_DELAYS: '30', ESTAFETA_MAX_QUEUE_AGE: '3' } });
+  const q = await w.send(['gone@example.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
+  const instanceId = (w.ts.svc.db.prepare('SELECT instance_id FROM mails WHERE mail_id = ?').get(q.mailIds[0]) as { instance_id: number }).instance_id;
+  addSuppression(w.ts.svc.db, instanceId, { list: 'unsubscribes', recipient: 'gone@example.test', reason: null, source: 'test', at: Date.now() });
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status !== 5, { what: 'final at the queue age' });
+  t.equal(mailState(w.ts.svc, q.mailIds[0]).status, 4, 'dropped, not bounced');
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /unsubscribes list/);
+  const used = (w.ts.svc.db.prepare('SELECT SUM(sent) AS n FROM send_usage WHERE instance_id = ?').get(instanceId) as { n: number }).n;
+  t.equal(used, 0, 'not charged');
+});
+
 t.test('a null MX bounces at once; a DNS outage defers', async (t) => {
   const w = await startWorld(t, { zone: { 'nomail.test': { MX: [{ exchange: '.', priority: 0 }] } } });
   const q = await w.send(['x@nomail.test']);
@@ -200,6 +213,35 @@ t.test('a 4xx from a host after its greeting sends the mail on to the next MX in
   t.match(mailLogs(w.ts.svc, q.mailIds[1]).at(-1)?.response, /^550 5\.1\.1 no such mailbox/);
   t.same(w.sink.received.map((m) => m.to), [['x@busy.test']], 'the second MX of the refusing domain was never asked');
   t.ok(restricted(w, 'y@gone.test'));
+});
+
+t.test('a backup MX refusing (5xx) what the preferred host postponed (4xx) is not the verdict: the mail waits for its retry, the address is not restricted, and the log names both hosts', async (t) => {
+  const w = await startWorld(t, { env: { ESTAFETA_RETRY_DELAYS: '30' }, zone: {
+    'grey.test': { MX: [{ exchange: 'first.grey.test', priority: 10 }, { exchange: 'backup.grey.test', priority: 20 }] },
+    'first.grey.test': { A: ['127.0.0.10'] }, 'backup.grey.test': { A: ['127.0.0.11'] },
+  } });
+  const first = await startFakeMx(t, '127.0.0.10', w.sink.port, 'rcpt-451');
+  const backup = await startFakeMx(t, '127.0.0.11', w.sink.port, 'rcpt-550');
+  const q = await w.send(['x@grey.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
+  t.ok(first.sessions >= 1 && backup.sessions >= 1, 'both hosts were asked in the attempt');
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1), {
+    event: 'deferred', response: /^451 4\.3\.0 mailbox busy/,
+    detail: /^first\.grey\.test \[127\.0\.0\.10\]:\d+; also tried backup\.grey\.test \[127\.0\.0\.11\]:\d+: 550 5\.1\.1 no such mailbox$/,
+  });
+  t.notOk(restricted(w, 'x@grey.test'));
+});
+
+t.test('a server named by two MX hosts is tried once per attempt', async (t) => {
+  const w = await startWorld(t, { env: { ESTAFETA_RETRY_DELAYS: '30' }, zone: {
+    'twice.test': { MX: [{ exchange: 'a.twice.test', priority: 10 }, { exchange: 'b.twice.test', priority: 20 }] },
+    'a.twice.test': { A: ['127.0.0.12'] }, 'b.twice.test': { A: ['127.0.0.12'] },
+  } });
+  const mx = await startFakeMx(t, '127.0.0.12', w.sink.port, 'rcpt-451');
+  const q = await w.send(['x@twice.test']);
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
+  t.equal(mx.rcpts, 1, 'one RCPT: the same server is not asked again under its second name');
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /^a\.twice\.test \[127\.0\.0\.12\]:\d+$/);
 });
 
 t.test('an MX that advertises STARTTLS and then refuses it gets the mail in clear text (opportunistic TLS)', async (t) => {
