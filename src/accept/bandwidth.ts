@@ -6,7 +6,8 @@
 import type { InstanceRow } from '../store/instances';
 import { ServiceError } from '../errors';
 
-interface Bucket { tokens: number; at: number }
+/** `rate`: the rate the bucket last refilled at (bytes per second). */
+interface Bucket { tokens: number; at: number; rate: number }
 
 export interface Bandwidth {
   /** Takes `bytes` from the instance's bucket, or throws 413 (over capacity) / 429 (retry later). */
@@ -26,9 +27,12 @@ export function createBandwidth(): Bandwidth {
       if (bytes > capacity) {
         throw new ServiceError('request_too_large', `The message (${bytes} bytes) exceeds the burst capacity of the instance bandwidth limit (${capacity} bytes).`, { max_bytes: capacity });
       }
-      const b = buckets.get(instance.id) ?? { tokens: capacity, at };
-      b.tokens = Math.min(capacity, b.tokens + ((at - b.at) / 1000) * rate);
+      const b = buckets.get(instance.id) ?? { tokens: capacity, at, rate };
+      // The time since the last send passed under the rate then in force: a limit changed since
+      // (`instance limits`) judges traffic from this request on, not the idle time before it.
+      b.tokens = Math.min(capacity, b.tokens + ((at - b.at) / 1000) * b.rate);
       b.at = at;
+      b.rate = rate;
       buckets.set(instance.id, b);
       if (b.tokens < bytes) {
         const wait = Math.max(1, Math.ceil((bytes - b.tokens) / rate));

@@ -131,6 +131,23 @@ t.test('bandwidth: 429 with Retry-After when the bucket is empty, 413 over the b
   t.equal(burst.body.code, 'request_too_large');
 });
 
+t.test('bandwidth: a rate lowered while the bucket refilled judges traffic from the next send on, not the idle time before it', async (t) => {
+  const f = await sendFixture(t);
+  t.equal((await f.s.cli('instance', 'limits', f.slug, '--bandwidth-bytes-per-second', '100000', '--bandwidth-burst-bytes', '20000', '--json')).code, 0);
+  const html = `<p>${'x'.repeat(8000)}</p>`;
+  t.equal((await f.send({ html })).status, 200);
+  t.equal((await f.send({ html })).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 400)); // at 100 kB/s the bucket is full again
+  t.equal((await f.s.cli('instance', 'limits', f.slug, '--bandwidth-bytes-per-second', '1', '--json')).code, 0);
+  const next = await f.send({ html });
+  t.equal(next.status, 200, 'the bucket filled under the old rate');
+  const after = await f.send({ html });
+  t.equal(after.status, 200, 'what is left of the burst');
+  const limited = await f.send({ html });
+  t.equal(limited.status, 429, 'then the new rate holds');
+  t.ok(Number(limited.headers.get('retry-after')) > 1000, 'a refill at 1 byte per second');
+});
+
 t.test('the assembled message over 15 MB is 413, although each field is within its limit', async (t) => {
   const f = await sendFixture(t);
   const att = (n: string) => ({ type: 'application/octet-stream', filename: n, content: Buffer.alloc(4.5 * MB, 3).toString('base64') });
