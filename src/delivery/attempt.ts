@@ -82,8 +82,8 @@ export function consentCheck(db: Db, mail: AttemptRow): Outcome | null {
  * address on the restrictions list for good. The mail then waits for its retry with the
  * primary's reply. A deferral reports the most telling reply (an SMTP reply over a connection
  * error) and names every host tried, so the log and a later expiry keep the real cause.
+ * `expiry` is the queue-age verdict (queue.ts, expiredOutcome), judged after the checks that drop.
  */
-/** `expiry`: the queue-age verdict (queue.ts, expiredOutcome), judged after the checks that drop. */
 export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow, expiry: (mail: AttemptRow) => Outcome | null): Promise<Outcome> {
   const early = precheck(mail) ?? consentCheck(d.db, mail) ?? expiry(mail);
   if (early) return early;
@@ -91,24 +91,20 @@ export async function attemptDelivery(d: AttemptDeps, mail: AttemptRow, expiry: 
   if (route.kind === 'outcome') return route.outcome;
   const copy = await composeCopy(d, mail);
   const envelope = { from: returnPath(d, mail), to: mail.rcpt };
-  const tried: { where: string; outcome: Outcome }[] = [];
+  const tried: { where: string; outcome: Outcome & { response: string } }[] = [];
+  // The first host that answered a temporary failure with an SMTP reply (not a failed connection).
+  let postponed: (typeof tried)[number] | undefined;
   for (const hop of route.hops) {
     const where = `${hop.host} [${hop.address}]:${hop.port}`;
     const outcome = await d.transport.send(hop, envelope, copy);
-    const postponed = tried.find((t) => hasReply(t.outcome));
-    if (outcome.kind === 'bounced' && postponed) {
-      tried.push({ where, outcome });
-      break;
-    }
-    if (outcome.kind !== 'deferred') return { ...outcome, detail: where };
+    if (outcome.kind === 'dropped') return outcome; // the transport never drops; kept total for the types
+    if (outcome.kind !== 'deferred' && !(outcome.kind === 'bounced' && postponed)) return { ...outcome, detail: where };
     tried.push({ where, outcome });
+    if (outcome.kind === 'bounced') break;
+    if (!postponed && /^4\d\d\b/.test(outcome.response)) postponed = tried[tried.length - 1];
   }
-  if (tried.length === 0) return { kind: 'deferred', scope: 'site', response: '451 4.4.0 no route' };
-  const reported = tried.find((t) => hasReply(t.outcome)) ?? tried[tried.length - 1];
-  const replyOf = (o: Outcome): string => ('response' in o ? o.response : o.detail);
-  const others = tried.filter((t) => t !== reported).map((t) => `${t.where}: ${replyOf(t.outcome)}`);
+  const reported = postponed ?? tried.at(-1);
+  if (!reported) return { kind: 'deferred', scope: 'site', response: '451 4.4.0 no route' };
+  const others = tried.filter((t) => t !== reported).map((t) => `${t.where}: ${t.outcome.response}`);
   return { ...reported.outcome, detail: others.length ? `${reported.where}; also tried ${others.join('; ')}` : reported.where };
 }
-
-/** A temporary failure the host answered with an SMTP reply (not a connection that failed). */
-const hasReply = (o: Outcome): boolean => o.kind === 'deferred' && /^4\d\d\b/.test(o.response);
