@@ -21,7 +21,7 @@ import { createAccept } from './accept/accept';
 import { createDelivery, type Delivery } from './delivery';
 import { startSubmission } from './smtp/submission';
 import { formatAddress, type Listener } from './smtp/listen';
-import { startMx } from './smtp/mx';
+import { heldReportBytes, startMx } from './smtp/mx';
 
 export interface RunningService {
   config: Readonly<Config>;
@@ -78,6 +78,7 @@ async function startLocked(config: Readonly<Config>, log: Logger, lock: { releas
   const delivery = createDelivery({ db, config, log: log.child({ component: 'delivery' }), spool, workers, metrics });
   const accept = createAccept({ db, config, log: log.child({ component: 'accept' }), spool, workers, metrics, onQueued: () => delivery.wake() });
   metrics.watchQueue(() => (db.open ? queuedMessageCount(db) : 0));
+  metrics.watchHeldReports(heldReportBytes);
   let ready = false;
   let stopping: Promise<void> | undefined;
   const { app } = createApp({ db, config, log: log.child({ component: 'http' }), isReady: () => ready, isStopping: () => stopping !== undefined, metrics, accept, spool, delivery });

@@ -18,6 +18,8 @@ export interface Metrics {
   deliveryOutcomes: client.Counter<'outcome'>;
   /** Reads the queue's size when scraped (messages with recipients still to deliver). */
   watchQueue: (count: () => number) => void;
+  /** Reads the bytes of inbound reports the MX holds while receiving them, when scraped. */
+  watchHeldReports: (bytes: () => number) => void;
   render: () => Promise<{ type: string; body: string }>;
 }
 
@@ -32,9 +34,12 @@ export function createMetrics(): Metrics {
   const deliveryOutcomes = new client.Counter({ name: 'estafeta_delivery_outcomes_total', help: 'Outcomes the delivery loop wrote, by kind (sent, deferred, bounced, dropped); a drop, a DNS verdict or a queue-age expiry needs no connection', labelNames: ['outcome'] as const, registers });
   let queued: () => number = () => 0;
   new client.Gauge({ name: 'estafeta_queue_messages', help: 'Messages with recipients still to deliver (queued or deferred)', registers, collect() { this.set(queued()); } });
+  let held: () => number = () => 0;
+  new client.Gauge({ name: 'estafeta_mx_report_bytes_held', help: 'Bytes of inbound reports (DSNs, complaints) the MX holds while receiving and parsing them; past 64 MiB the next is deferred with 452', registers, collect() { this.set(held()); } });
   return {
     registry, httpRequests, acceptedMessages, acceptedRecipients, refusedSends, deliveryOutcomes,
     watchQueue: (count) => { queued = count; },
+    watchHeldReports: (bytes) => { held = bytes; },
     render: async () => ({ type: registry.contentType, body: await registry.metrics() }),
   };
 }

@@ -27,6 +27,8 @@ const MAX_REPORT_BYTES = 10 * 1024 * 1024;
 /** Bytes of reports all sessions may hold at once while receiving them (six at the maximum size). */
 const MAX_HELD_BYTES = 64 * 1024 * 1024;
 let heldBytes = 0;
+/** What the MX holds of reports now (the /metrics gauge; an operator sees why reports are deferred). */
+export const heldReportBytes = (): number => heldBytes;
 /** Sessions the MX serves at once (Postfix's default process limit is 100); the next is told 421. */
 const MAX_SESSIONS = 100;
 

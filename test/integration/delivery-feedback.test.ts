@@ -299,46 +299,54 @@ t.test('a report six times the MX limit is answered 552 5.3.4 and the MX goes on
 t.test('reports held at once share one memory budget: past it a report is deferred (452 4.3.1), and the budget frees as they end', async (t) => {
   const w = await startWorld(t);
   const mx = w.ts.svc.ports.mx ?? 0;
-  // Seven senders streaming 9.5 MB each at the same time: 66.5 MB against a budget of 64.
-  const clients = await Promise.all(Array.from({ length: 7 }, () => lineClient(t, mx)));
-  for (const c of clients) {
+  // What the MX holds, from /metrics: each step waits for the server to have read what was
+  // written, so the outcome does not depend on how fast a loaded machine reads seven streams.
+  const held = async (): Promise<number> => {
+    const text = (await w.ts.api('GET', '/metrics', { key: null, slug: null })).text;
+    return Number(/^estafeta_mx_report_bytes_held (\d+)$/m.exec(text)?.[1] ?? NaN);
+  };
+  const line = `${'a'.repeat(998)}\r\n`;
+  const mb = line.repeat(1024 * 1024 / line.length);
+  const half = mb.slice(0, mb.length / 2 - ((mb.length / 2) % line.length));
+  const open = async (): Promise<Awaited<ReturnType<typeof lineClient>>> => {
+    const c = await lineClient(t, mx);
     await c.cmd('EHLO remote.test');
     t.match(await c.cmd('MAIL FROM:<>'), /^250/);
     t.match(await c.cmd('RCPT TO:<postmaster@mta.estafeta.test>'), /^250/);
     t.match(await c.cmd('DATA'), /^354/);
-    c.write('Subject: big report\r\n\r\n');
-  }
-  const line = `${'a'.repeat(998)}\r\n`;
-  const mb = line.repeat(1024 * 1024 / line.length);
-  for (let i = 0; i < 9.5; i++) for (const c of clients) c.write(i + 1 > 9.5 ? mb.slice(0, mb.length / 2 - ((mb.length / 2) % line.length)) : mb);
-  await new Promise((resolve) => setTimeout(resolve, 2000)); // all of it received and held before any ends
-  const replies = await Promise.all(clients.map((c) => c.cmd('.')));
-  const deferred = replies.filter((r) => /^452 4\.3\.1 /.test(r));
-  t.ok(deferred.length >= 1, `at least one deferred: ${replies.map((r) => r.slice(0, 9)).join(', ')}`);
-  t.ok(replies.every((r) => /^(250|452) /.test(r)), 'the others taken');
-  const after = await lineClient(t, mx);
-  await after.cmd('EHLO remote.test');
-  await after.cmd('MAIL FROM:<>');
-  await after.cmd('RCPT TO:<postmaster@mta.estafeta.test>');
-  await after.cmd('DATA');
-  t.match(await after.cmd('Subject: small\r\n\r\nhello\r\n.'), /^250 /, 'the budget is free again once they ended');
-  // Senders that hang up mid-report give their share back too (or a few would defer every report).
-  const quitters = await Promise.all(Array.from({ length: 7 }, () => lineClient(t, mx)));
-  for (const c of quitters) {
-    await c.cmd('EHLO remote.test');
-    await c.cmd('MAIL FROM:<>');
-    await c.cmd('RCPT TO:<postmaster@mta.estafeta.test>');
-    await c.cmd('DATA');
+    return c;
+  };
+  // Seven reports of 9.5 MB: 66.5 MB against a budget of 64. Six are held whole, then the seventh.
+  const head = 'Subject: big report\r\n\r\n';
+  const report = head.length + 9 * mb.length + half.length;
+  const clients = await Promise.all(Array.from({ length: 7 }, open));
+  for (const c of clients.slice(0, 6)) {
+    c.write(head);
     for (let i = 0; i < 9; i++) c.write(mb);
+    c.write(half);
   }
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  // smtp-server keeps a report's last few bytes back until it knows whether they end the DATA.
+  const whole = (n: number) => async (): Promise<boolean> => (await held()) >= n - 64;
+  await waitFor(whole(6 * report), { what: 'six reports held whole', timeoutMs: 60_000, intervalMs: 200 });
+  const six = await held();
+  const last = clients[6];
+  last.write(head);
+  for (let i = 0; i < 9; i++) last.write(mb);
+  last.write(half);
+  t.match(await last.cmd('.'), /^452 4\.3\.1 /, 'the one that would pass the budget is deferred');
+  t.equal(await held(), six, 'and holds nothing');
+  const replies = await Promise.all(clients.slice(0, 6).map((c) => c.cmd('.')));
+  t.ok(replies.every((r) => /^250 /.test(r)), `the six held are taken: ${replies.map((r) => r.slice(0, 9)).join(', ')}`);
+  t.equal(await held(), 0, 'the budget is free again once they ended');
+  const after = await open();
+  t.match(await after.cmd('Subject: small\r\n\r\nhello\r\n.'), /^250 /, 'the next report is taken');
+  // Senders that hang up mid-report give their share back too (or a few would defer every report).
+  const quitters = await Promise.all(Array.from({ length: 7 }, open));
+  for (const c of quitters) for (let i = 0; i < 9; i++) c.write(mb);
+  await waitFor(whole(7 * 9 * mb.length), { what: 'seven unfinished reports held', timeoutMs: 60_000, intervalMs: 200 });
   for (const c of quitters) c.close();
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const big = await lineClient(t, mx);
-  await big.cmd('EHLO remote.test');
-  await big.cmd('MAIL FROM:<>');
-  await big.cmd('RCPT TO:<postmaster@mta.estafeta.test>');
-  await big.cmd('DATA');
+  await waitFor(async () => (await held()) === 0, { what: 'the shares of the senders that hung up given back', timeoutMs: 20_000 });
+  const big = await open();
   big.write('Subject: big\r\n\r\n');
   for (let i = 0; i < 9; i++) big.write(mb);
   t.match(await big.cmd('.'), /^250 /, 'a 9 MB report after seven abandoned ones is taken');
