@@ -53,7 +53,7 @@ t.test('a retry due before the queue age that comes late (the service was down) 
   const env = {
     ESTAFETA_DATA_DIR: dataDir, ESTAFETA_HOST: '127.0.0.1', ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0',
     ESTAFETA_HOSTNAME: 'mta.estafeta.test', ESTAFETA_DNS_SERVERS: dns.address, ESTAFETA_DELIVERY_PORT: String(sink.port),
-    ESTAFETA_RETRY_DELAYS: '2', ESTAFETA_MAX_QUEUE_AGE: '4',
+    ESTAFETA_RETRY_DELAYS: '2', ESTAFETA_MAX_QUEUE_AGE: '6',
   };
   const cli = (...args: string[]) => runCli(env, args);
   const slug = 'lateco';
@@ -75,8 +75,10 @@ t.test('a retry due before the queue age that comes late (the service was down) 
   const db = openDb(dataDir);
   t.teardown(() => db.close());
   const receivedAt = (db.prepare('SELECT received_at FROM mails WHERE mail_id = ?').get(q.mailIds[0]) as { received_at: number }).received_at;
+  const retryAt = (db.prepare('SELECT next_attempt_at FROM mails WHERE mail_id = ?').get(q.mailIds[0]) as { next_attempt_at: number }).next_attempt_at;
+  t.ok(retryAt < receivedAt + 6000, 'the retry was due before the queue age (the case under test)');
   // Down past the age: the retry (due 2 s after the first attempt) is overdue when the service is back.
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, receivedAt + 4500 - Date.now())));
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, receivedAt + 6500 - Date.now())));
   await spawnService(t, env);
   await waitFor(() => mailState({ db }, q.mailIds[0]).status !== 5, { what: 'an outcome after restart', timeoutMs: 15_000 });
   t.equal(mailState({ db }, q.mailIds[0]).status, 3, 'the overdue retry was made, and delivered');
