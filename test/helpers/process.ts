@@ -45,6 +45,8 @@ export function spawnService(t: { teardown(fn: () => unknown): void }, env: Reco
         // not a log line
       }
     });
-    void exited.then(({ code }) => reject(new Error(`service exited with ${code} before ready: ${stderr}`)));
+    // 'close', not 'exit': at 'exit' the child's stderr may still be unread (Node's docs), and
+    // the tests match what the service said before it stopped.
+    child.once('close', (code) => reject(new Error(`service exited with ${code} before ready: ${stderr}`)));
   });
 }

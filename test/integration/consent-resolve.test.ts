@@ -54,9 +54,13 @@ t.test('one pair: every purpose on the channels its type fits, the deciding rule
 
 t.test('the newest rule sets the state: a revocation after a grant revokes, a grant after a revocation grants', async (t) => {
   const { s, register } = await setup(t);
+  // Each rule a later millisecond than the one before: at the same one a deny wins (by design).
+  const later = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
   await register({ contact_type: 'email_address', contact: 'x@example.com', purpose: 'marketing', action: 'allow' });
+  await later();
   const deny = await register({ contact_type: 'email_address', contact: 'x@example.com', purpose: 'marketing', action: 'deny' });
   await register({ contact_type: 'email_address', contact: 'y@example.com', purpose: 'marketing', action: 'deny' });
+  await later();
   const regrant = await register({ contact_type: 'email_address', contact: 'y@example.com', purpose: 'marketing', action: 'allow' });
   const res = await resolve(s, 'contacts=x%40example.com,y%40example.com&contact_types=email_address,email_address&purpose=marketing');
   const [x, y] = res.body.results.map((r: { decisions: Decision[] }) => r.decisions[0]);

@@ -120,10 +120,11 @@ t.test('an 8-bit part leaves in 7 bits (quoted-printable text, base64 otherwise)
 t.test('RFC 6531: a UTF-8 local part goes with SMTPUTF8 to a host that offers it, and bounces 5.6.7 (no restriction) where it is not offered', async (t) => {
   const w = await startWorld(t);
   const sent = await w.send(['josé@example.test']);
-  const got = await waitFor(() => w.sink.received[0], { what: 'at the MX' });
+  // The sink holds the mail before its 250 reaches the service: the state is what to wait for.
+  await waitFor(() => mailState(w.ts.svc, sent.mailIds[0]).status === 3, { what: 'sent' });
+  const got = w.sink.received[0];
   t.same(got.to, ['josé@example.test']);
   t.equal(got.mailArgs.SMTPUTF8, true, 'MAIL FROM declared SMTPUTF8');
-  t.equal(mailState(w.ts.svc, sent.mailIds[0]).status, 3);
 
   const old = await startWorld(t, { script: { noSmtpUtf8: true } });
   const refused = await old.send(['josé@example.test', 'ana@example.test']);
@@ -191,11 +192,12 @@ t.test('a submitted part with lines SMTP cannot carry leaves in base64, the same
 });
 
 t.test('a mail accepted before its domain was deleted is still signed when it leaves (CONTRACT §5: every delivered message)', async (t) => {
-  const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '2' } });
+  const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '6' } });
   const q = await w.send(['ana@example.test']);
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
   t.equal((await w.ts.cli('domain', 'delete', w.slug, 'brand.test', '--json')).code, 0);
-  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent after the retry' });
+  t.same([mailState(w.ts.svc, q.mailIds[0]).status, w.sink.received.length], [5, 0], 'the domain was deleted before the retry (the case under test)');
+  await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 3, { what: 'sent after the retry', timeoutMs: 15_000 });
   const result = await dkimVerify(w.sink.received[0].raw, { resolver: w.txtResolver });
   t.same([result.results[0]?.status.result, result.results[0]?.signingDomain], ['pass', 'brand.test'], 'signed with the domain\'s key');
 });

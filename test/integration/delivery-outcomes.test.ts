@@ -52,7 +52,7 @@ t.test('an address suppressed while its mail waits for a retry is dropped at the
 
 t.test('a refused connection defers; once the mail is older than the maximum queue age it bounces without a restriction', async (t) => {
   const w = await startWorld(t, {
-    env: { ESTAFETA_MAX_QUEUE_AGE: '3' },
+    env: { ESTAFETA_MAX_QUEUE_AGE: '6' },
     zone: { 'down.test': { MX: [{ exchange: 'mx.down.test', priority: 5 }] }, 'mx.down.test': { A: ['127.0.0.2'] } },
   });
   const q = await w.send(['x@down.test']);
@@ -67,23 +67,24 @@ t.test('a refused connection defers; once the mail is older than the maximum que
 });
 
 t.test('a retry due after the maximum queue age is not brought forward: the still-deferred mail is bounced at the age, untried (CONTRACT §2)', async (t) => {
-  // The MX would take the mail at a second attempt; the age (3 s) comes long before the retry (30 s).
-  const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '30', ESTAFETA_MAX_QUEUE_AGE: '3' } });
+  // The MX would take the mail at a second attempt; the age (6 s) comes long before the retry (30 s).
+  const w = await startWorld(t, { script: { failFirst: 1 }, env: { ESTAFETA_RETRY_DELAYS: '30', ESTAFETA_MAX_QUEUE_AGE: '6' } });
   const q = await w.send(['late@example.test']);
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 6, { what: 'bounced at the queue age' });
   t.equal(w.sink.received.length, 0, 'no second attempt reached the MX');
   t.equal(mailState(w.ts.svc, q.mailIds[0]).attempts, 1, 'the expiry is not an attempt');
   t.same(mailLogs(w.ts.svc, q.mailIds[0]).map((l) => [l.event, l.status]), [['deferred', 5], ['bounced', 6]]);
-  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1), { response: /^451/, detail: /^expired: .*maximum queue age \(3 s\); last: 451 .*mx\.example\.test/ });
+  t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1), { response: /^451/, detail: /^expired: .*maximum queue age \(6 s\); last: 451 .*mx\.example\.test/ });
   t.notOk(restricted(w, 'late@example.test'));
 });
 
 t.test('an address suppressed while its mail waits ends dropped and uncharged at the queue age, not bounced: the drop checks come before the expiry', async (t) => {
-  const w = await startWorld(t, { script: { failFirst: 100 }, env: { ESTAFETA_RETRY_DELAYS: '30', ESTAFETA_MAX_QUEUE_AGE: '3' } });
+  const w = await startWorld(t, { script: { failFirst: 100 }, env: { ESTAFETA_RETRY_DELAYS: '30', ESTAFETA_MAX_QUEUE_AGE: '6' } });
   const q = await w.send(['gone@example.test']);
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status === 5, { what: 'deferred' });
-  const instanceId = (w.ts.svc.db.prepare('SELECT instance_id FROM mails WHERE mail_id = ?').get(q.mailIds[0]) as { instance_id: number }).instance_id;
+  const { instance_id: instanceId, received_at: receivedAt } = w.ts.svc.db.prepare('SELECT instance_id, received_at FROM mails WHERE mail_id = ?').get(q.mailIds[0]) as { instance_id: number; received_at: number };
   addSuppression(w.ts.svc.db, instanceId, { list: 'unsubscribes', recipient: 'gone@example.test', reason: null, source: 'test', at: Date.now() });
+  t.ok(Date.now() < receivedAt + 6000, 'suppressed before the age (the case under test)');
   await waitFor(() => mailState(w.ts.svc, q.mailIds[0]).status !== 5, { what: 'final at the queue age' });
   t.equal(mailState(w.ts.svc, q.mailIds[0]).status, 4, 'dropped, not bounced');
   t.match(mailLogs(w.ts.svc, q.mailIds[0]).at(-1)?.detail, /unsubscribes list/);

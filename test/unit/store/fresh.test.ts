@@ -31,22 +31,25 @@ t.test('a row read twice is loaded once while nothing changed', async (t) => {
   const { db } = stores(t);
   let loads = 0;
   const load = (): { v: number } => ({ v: ++loads });
-  t.same(readFresh(db, 'k', load), { v: 1 });
+  // An explicit clock: a stalled machine must not age the entry past its second between reads.
+  const at = Date.now();
+  t.same(readFresh(db, 'k', load, at), { v: 1 });
   await nextRun();
-  t.same(readFresh(db, 'k', load), { v: 1 }, 'served from the cache');
+  t.same(readFresh(db, 'k', load, at + 1), { v: 1 }, 'served from the cache');
   t.equal(loads, 1);
-  t.throws(() => { (readFresh(db, 'k', load) as { v: number }).v = 9; }, TypeError, 'cached rows are frozen');
+  t.throws(() => { (readFresh(db, 'k', load, at + 2) as { v: number }).v = 9; }, TypeError, 'cached rows are frozen');
 });
 
 t.test('a commit by another connection (the CLI) is seen by the next request', async (t) => {
   const { db, other } = stores(t);
+  const at = Date.now();
   revalidateFresh(db);
-  t.equal(read(db), 1);
+  t.equal(read(db, at), 1);
   other.prepare("UPDATE probe SET v = 2 WHERE k = 'a'").run();
   await nextRun();
-  t.equal(read(db), 1, 'within a request that began before the commit: may be the cached value');
+  t.equal(read(db, at + 1), 1, 'within a request that began before the commit: may be the cached value');
   revalidateFresh(db); // a new request begins
-  t.equal(read(db), 2);
+  t.equal(read(db, at + 2), 2);
 });
 
 t.test("this process's own writers empty the cache at once", async (t) => {
