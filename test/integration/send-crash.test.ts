@@ -1,18 +1,20 @@
 import t from 'tap';
 import net from 'node:net';
 import { spawnService } from '../helpers/process';
-import { runCli, tempDir } from '../helpers/service';
+import { runCli, tempDir, type TapLike } from '../helpers/service';
 import { startDns } from '../helpers/dns-server';
 import { publishedZone } from './domains-fixture';
 import { filesOf, spooledBytes, spoolFiles, spoolRefsIn } from '../helpers/spool-files';
 
-/** A loopback port nobody listens on: delivery attempts fail at once and the mails stay deferred. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
+/**
+ * A loopback port whose every connection is reset: delivery attempts fail at once and the mails
+ * stay deferred. Held open for the test, so no other process can take the port meanwhile.
+ */
+async function resettingPort(t: TapLike): Promise<number> {
+  const server = net.createServer((socket) => socket.resetAndDestroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as net.AddressInfo).port;
 }
 
 t.test('SIGKILL right after the last 200: every acknowledged mail survives with its bytes, and no orphan file is left', async (t) => {
@@ -20,7 +22,7 @@ t.test('SIGKILL right after the last 200: every acknowledged mail survives with 
   const dataDir = tempDir();
   const env = {
     ESTAFETA_DATA_DIR: dataDir, ESTAFETA_HTTP_PORT: '0', ESTAFETA_SMTP_PORT: '0', ESTAFETA_MX_PORT: '0', ESTAFETA_HOSTNAME: 'mta.estafeta.test',
-    ESTAFETA_DNS_SERVERS: dns.address, ESTAFETA_DELIVERY_PORT: String(await closedPort()), ESTAFETA_RETRY_DELAYS: '3600',
+    ESTAFETA_DNS_SERVERS: dns.address, ESTAFETA_DELIVERY_PORT: String(await resettingPort(t)), ESTAFETA_RETRY_DELAYS: '3600',
   };
   const cli = async (...args: string[]) => {
     const r = await runCli(env, [...args, '--json']);
