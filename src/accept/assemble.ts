@@ -7,7 +7,9 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import type Mail from 'nodemailer/lib/mailer';
+import { randomBytes } from 'node:crypto';
 import { mimeBytes } from './mime-bytes';
+import './mime-header-keys';
 import { headerEnd } from '../lib/header-section';
 import { asBuffer, defineTask, type WorkerPool } from '../lib/worker-pool';
 import type { Attachment, Recipient } from './types';
@@ -56,6 +58,23 @@ const foldableHeaders = (headers: Record<string, string>): Record<string, string
 
 export const messageIdOf = (e: Envelope): string => `<${e.msgId}@${e.hostname}>`;
 
+/**
+ * The random part of a message's multipart boundaries. Left to nodemailer, every message costs
+ * one `crypto.randomBytes(8)` call (~10% of a small message's build); here 8 bytes are taken from
+ * a block drawn 512 messages at a time. Boundaries only need to be unpredictable enough never to
+ * occur in the content, which these bytes are.
+ */
+let randomBlock = Buffer.alloc(0);
+let randomOffset = 0;
+function baseBoundary(): string {
+  if (randomOffset + 8 > randomBlock.length) {
+    randomBlock = randomBytes(4096);
+    randomOffset = 0;
+  }
+  randomOffset += 8;
+  return randomBlock.toString('hex', randomOffset - 8, randomOffset);
+}
+
 /** The worker task: attachment contents arrive as Uint8Arrays when the parts crossed a thread. */
 export function buildMessage(p: MessageParts): Promise<Buffer> {
   const composer = new MailComposer({
@@ -71,6 +90,7 @@ export function buildMessage(p: MessageParts): Promise<Buffer> {
     attachments: p.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, contentDisposition: 'attachment' as const, content: asBuffer(a.content) })),
     messageId: p.messageId,
     date: new Date(p.at),
+    baseBoundary: baseBoundary(),
     disableFileAccess: true,
     disableUrlAccess: true,
   });
