@@ -2,7 +2,7 @@
  * Binding an smtp-server and stopping it within the shutdown bound (CONTRACT §1), for every SMTP
  * listener of the process (submission, smtps, the inbound MX).
  */
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { completeReply } from './reply';
 import { logReady, type Logger } from '../lib/log';
@@ -27,7 +27,7 @@ export async function listenSmtp(server: CompletingServer, o: { name: string; po
 
 type Connection = SMTPServer['connections'] extends Set<infer C> ? C : never;
 /** smtp-server's own members this file relies on, absent from its types. */
-type ConnectionInternals = Connection & { _onCommand(command: Buffer, callback?: () => void): void; _closed?: boolean; _closing?: boolean };
+type ConnectionInternals = Connection & { _onCommand(command: Buffer, callback?: () => void): void; _closed?: boolean; _closing?: boolean; _socket?: Socket };
 
 const shuttingDown = '4.3.2 Service shutting down, retry later';
 const inTransaction = (c: Connection): boolean => Boolean(c.session.envelope?.mailFrom);
@@ -55,7 +55,25 @@ export class CompletingServer extends SMTPServer {
     if (!created) return;
     const c = created as ConnectionInternals;
     const send = c.send.bind(c);
+    let corked: Socket | null = null;
+    const flush = (): void => {
+      const socket = corked;
+      corked = null;
+      socket?.uncork();
+    };
     c.send = (code, data, context) => {
+      // Replies to a pipelined group (MAIL, RCPT, DATA: RFC 2920) leave in one write instead of
+      // one each: the socket is corked from the first reply until the loop's check phase, after
+      // every command of the chunk ran. Each write on loopback cost ~14 us of the loop and woke
+      // the client once more. A 220 (the greeting, or STARTTLS's go-ahead, after which the
+      // socket changes hands) is never held back.
+      const socket = c._socket;
+      if (code === 220) flush();
+      else if (!corked && socket && !socket.destroyed) {
+        corked = socket;
+        socket.cork();
+        setImmediate(flush);
+      }
       send(code, typeof data === 'string' ? completeReply(code, data) : data, context);
       // A transaction's final reply is sent before smtp-server resets the session: look after it.
       if (this.draining) setImmediate(() => this.releaseIfIdle(c));
