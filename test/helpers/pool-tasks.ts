@@ -13,3 +13,10 @@ export function fail(input: { why: string }): never {
 export function crash(): never {
   process.exit(3);
 }
+
+/** Keeps its thread busy for `ms` (a CPU-bound job, like signing a copy); says when it ended. */
+export function spin(input: { ms: number }): { endedAt: number } {
+  const until = Date.now() + input.ms;
+  while (Date.now() < until) { /* busy */ }
+  return { endedAt: Date.now() };
+}

@@ -6,6 +6,7 @@ const tasks = require.resolve('../../helpers/pool-tasks');
 const echo = defineTask<{ n: number }, { n: number; thread: number }>(tasks, 'echoThread');
 const fail = defineTask<{ why: string }, never>(tasks, 'fail');
 const crash = defineTask<Record<string, never>, never>(tasks, 'crash');
+const spin = defineTask<{ ms: number }, { endedAt: number }>(tasks, 'spin');
 
 // The pool's threads are unref'd (they must not keep a stopping service alive); in the service
 // its listeners keep the event loop alive while a job is in flight, here this timer does.
@@ -19,6 +20,19 @@ t.test('jobs run on worker threads, each answer to its own job, across several w
   t.same(out.map((o) => o.n), Array.from({ length: 40 }, (_, n) => n * 2), 'results in the order of their jobs');
   t.notOk(out.some((o) => o.thread === threadId), 'none ran on the main thread');
   t.equal(new Set(out.map((o) => o.thread)).size, 2, 'both workers took jobs');
+});
+
+// Jobs posted in one turn cross in one message; their results must not all wait for the last
+// job of it: each of four 60 ms jobs on one worker is answered when it is done.
+t.test('a long job is answered when it is done, not after the other jobs of its batch', async (t) => {
+  const pool = createWorkerPool(1);
+  t.teardown(() => pool.close());
+  await pool.run(echo, { n: 0 }); // the thread is up
+  const arrived: number[] = [];
+  const jobs = Array.from({ length: 4 }, (_, i) => pool.run(spin, { ms: 60 }).then((r) => { arrived[i] = Date.now(); return r; }));
+  const results = await Promise.all(jobs);
+  t.ok(arrived[0] < results[3].endedAt, `the first result arrived (${arrived[0]}) before the last job ended (${results[3].endedAt})`);
+  t.ok(arrived[2] < results[3].endedAt, 'so did the third');
 });
 
 t.test('a task error rejects its own job only', async (t) => {
