@@ -37,6 +37,7 @@ t.test('a send through the API reaches the MX of each recipient domain signed wi
     t.same(field('Bounce-To'), [m.from], 'Bounce-To: the return path');
     t.same(field('X-Mailer'), ['Estafeta']);
     t.same(field('Priority'), ['normal']);
+    t.same(field('Message-ID'), [`<${q.msgId}@mta.estafeta.test>`], 'the Message-ID set at acceptance, once (none of the SMTP client library\'s own)');
     t.ok(/^X-API-ID: abc$/m.test(head) && /^x-lower-case: v$/m.test(head), 'custom header names as the client wrote them');
     t.same([...head.matchAll(/^(Resent-Bcc|Content-Length):/gim)], [], 'Resent-Bcc and Content-Length dropped, as Postfix drops them');
     t.ok(m.raw.toString().includes(`List-Unsubscribe: <${w.ts.url}/t/u/${q.mailIds[i]}/`), 'with port 0, the default public URL names the port bound (CONTRACT §2)');
