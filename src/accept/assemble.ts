@@ -7,11 +7,11 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { encodeWord } from 'nodemailer/lib/mime-funcs';
 import type Mail from 'nodemailer/lib/mailer';
-import { randomBytes } from 'node:crypto';
 import { mimeBytes } from './mime-bytes';
 import './mime-header-keys';
 import { headerEnd } from '../lib/header-section';
 import { asBuffer, defineTask, type WorkerPool } from '../lib/worker-pool';
+import { randomHex } from '../lib/tokens';
 import type { Attachment, Recipient } from './types';
 import type { NormalizedSubmission } from './validate';
 
@@ -58,23 +58,6 @@ const foldableHeaders = (headers: Record<string, string>): Record<string, string
 
 export const messageIdOf = (e: Envelope): string => `<${e.msgId}@${e.hostname}>`;
 
-/**
- * The random part of a message's multipart boundaries. Left to nodemailer, every message costs
- * one `crypto.randomBytes(8)` call (~10% of a small message's build); here 8 bytes are taken from
- * a block drawn 512 messages at a time. Boundaries only need to be unpredictable enough never to
- * occur in the content, which these bytes are.
- */
-let randomBlock = Buffer.alloc(0);
-let randomOffset = 0;
-function baseBoundary(): string {
-  if (randomOffset + 8 > randomBlock.length) {
-    randomBlock = randomBytes(4096);
-    randomOffset = 0;
-  }
-  randomOffset += 8;
-  return randomBlock.toString('hex', randomOffset - 8, randomOffset);
-}
-
 /** The worker task: attachment contents arrive as Uint8Arrays when the parts crossed a thread. */
 export function buildMessage(p: MessageParts): Promise<Buffer> {
   const composer = new MailComposer({
@@ -90,7 +73,9 @@ export function buildMessage(p: MessageParts): Promise<Buffer> {
     attachments: p.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, contentDisposition: 'attachment' as const, content: asBuffer(a.content) })),
     messageId: p.messageId,
     date: new Date(p.at),
-    baseBoundary: baseBoundary(),
+    // Left to nodemailer, every message costs a crypto.randomBytes(8) call (~10% of a small
+    // message's build); the pooled CSPRNG of lib/tokens.ts gives the same 8 random bytes.
+    baseBoundary: randomHex(8),
     disableFileAccess: true,
     disableUrlAccess: true,
   });

@@ -8,8 +8,8 @@
  * A task takes and returns structured-clonable data (a Buffer arrives as a Uint8Array) and does
  * not throw expected errors: it returns data, and the caller decides. Each job goes to the
  * worker with the fewest jobs in flight. Jobs posted in one turn of the event loop cross in one
- * message (and results likewise): a message wakes the other thread, and under load the wake-ups,
- * not the copies, are what a hand-off costs. When the workers cannot start (size 0, or the sources
+ * message, and results come back a few at a time (worker.ts): a message wakes the other thread,
+ * and under load the wake-ups, not the copies, are what a hand-off costs. When the workers cannot start (size 0, or the sources
  * run uncompiled) a task runs inline, on the event loop, with the same input.
  */
 import fs from 'node:fs';

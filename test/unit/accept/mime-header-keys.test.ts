@@ -1,6 +1,7 @@
 // The header-name table (src/accept/mime-header-keys.ts) must give exactly nodemailer's own
 // normalization, for the names it remembers and for those past its capacity, and the pooled
-// random part of boundaries (assemble.ts) must differ from message to message.
+// random part of boundaries (assemble.ts, from lib/tokens.ts's pool) must differ from message
+// to message.
 import t from 'tap';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { buildMessage } from '../../../src/accept/assemble';
@@ -37,7 +38,7 @@ t.test('each message gets its own boundaries', async (t) => {
   };
   const boundaries = new Set<string>();
   let without = 0;
-  for (let i = 0; i < 600; i++) { // crosses a refill of the 512-message random block
+  for (let i = 0; i < 600; i++) { // 4,800 bytes: crosses a refill of the 4 KiB random pool
     const m = /boundary="([^"]+)"/.exec((await buildMessage(parts)).toString('latin1'));
     if (m) boundaries.add(m[1]);
     else without++;
